@@ -1,0 +1,77 @@
+package classify
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// Reader turns the records of one file (a transcript, a registry entry) into
+// events. It may keep memory across lines of that file; feeding the same
+// lines to a fresh Reader gives the same events.
+type Reader interface {
+	// Read classifies one complete record. A malformed record yields no
+	// events and no panic.
+	Read(record []byte) []Event
+}
+
+// Agent is one agent's knowledge of its records. Each agent registers itself
+// from its own file in this package.
+type Agent struct {
+	// Name is the config key and the name shown to the person ("claude").
+	Name string
+	// Title is the agent's name as people write it ("Claude Code").
+	Title string
+	// NewReader starts reading the file at path.
+	NewReader func(path string) Reader
+	// Recognize tells whether a file belongs to this agent, from its path
+	// and its first bytes (used by `nudge classify` without --agent).
+	Recognize func(path string, head []byte) bool
+	// LoginHint is what a person does after an auth failure.
+	LoginHint string
+}
+
+var (
+	agentsMu sync.RWMutex
+	agents   = map[string]Agent{}
+)
+
+// register adds an agent; it is called from each agent file's init.
+func register(a Agent) {
+	agentsMu.Lock()
+	defer agentsMu.Unlock()
+	if _, dup := agents[a.Name]; dup {
+		panic(fmt.Sprintf("classify: agent %q registered twice", a.Name))
+	}
+	agents[a.Name] = a
+}
+
+// Lookup returns the agent called name.
+func Lookup(name string) (Agent, bool) {
+	agentsMu.RLock()
+	defer agentsMu.RUnlock()
+	a, ok := agents[name]
+	return a, ok
+}
+
+// Agents lists every known agent, by name.
+func Agents() []Agent {
+	agentsMu.RLock()
+	defer agentsMu.RUnlock()
+	out := make([]Agent, 0, len(agents))
+	for _, a := range agents {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Recognize finds the agent that wrote the file at path, or false.
+func Recognize(path string, head []byte) (Agent, bool) {
+	for _, a := range Agents() {
+		if a.Recognize != nil && a.Recognize(path, head) {
+			return a, true
+		}
+	}
+	return Agent{}, false
+}

@@ -1,0 +1,115 @@
+// Package classify turns the raw records an agent writes into typed session events.
+package classify
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Kind is what a record says happened in a session.
+type Kind string
+
+// The event kinds of SPEC §8. AgentIdle is the live-registry signal that the
+// agent sits at an empty prompt (DESIGN: "idle events").
+const (
+	TurnStarted   Kind = "turn_started"
+	UserMessage   Kind = "user_message"
+	AgentActivity Kind = "agent_activity"
+	AgentRetrying Kind = "agent_retrying"
+	TurnDone      Kind = "turn_done"
+	TurnFailed    Kind = "turn_failed"
+	BoxOpened     Kind = "box_opened"
+	BoxClosed     Kind = "box_closed"
+	UsageLimited  Kind = "usage_limited"
+	AgentIdle     Kind = "agent_idle"
+)
+
+// Class is the cause of a dead turn (SPEC §2).
+type Class string
+
+// The classes of SPEC §2.
+const (
+	ProviderError Class = "provider_error"
+	UsageLimit    Class = "usage_limit"
+	Auth          Class = "auth"
+	Rejected      Class = "rejected"
+	Cancelled     Class = "cancelled"
+	Unknown       Class = "unknown"
+)
+
+// Retryable is the one retry rule: only a positively classified provider
+// error is ever retried.
+func Retryable(c Class) bool { return c == ProviderError }
+
+// Failure describes why a turn died.
+type Failure struct {
+	Class   Class     `json:"class"`
+	Code    string    `json:"code,omitempty"`     // the agent's structured code (status, error type)
+	Message string    `json:"message,omitempty"`  // the original error text the person saw
+	ResetAt time.Time `json:"reset_at,omitzero"`  // usage limits: when the agent says the limit resets
+	Hint    string    `json:"hint,omitempty"`     // what the person can do (e.g. "run claude /login")
+}
+
+// Process is what a live registry says about the agent process that holds a
+// session: who it is and where it can be typed into.
+type Process struct {
+	PID      int    `json:"pid"`
+	Status   string `json:"status,omitempty"`    // the agent's own word: idle, busy, waiting
+	Waiting  string `json:"waiting,omitempty"`   // what a box waits for ("permission prompt")
+	TmuxPane string `json:"tmux_pane,omitempty"` // e.g. "%3" (no socket)
+	Cwd      string `json:"cwd,omitempty"`
+}
+
+// Event is one thing that happened in one session, in the agent's own words.
+type Event struct {
+	Agent   string    `json:"agent"`
+	Session string    `json:"session"`
+	Project string    `json:"project,omitempty"` // the session's working directory
+	Time    time.Time `json:"time"`              // the record's own timestamp (zero when it has none)
+	Kind    Kind      `json:"kind"`
+	Failure *Failure  `json:"failure,omitempty"` // TurnFailed and UsageLimited
+	Text    string    `json:"text,omitempty"`    // UserMessage: what was sent (to recognise nudge's own continuation)
+	Box     string    `json:"box,omitempty"`     // BoxOpened/BoxClosed: which box
+	// AutoContinue is set on UsageLimited when the agent armed its own
+	// continuation after the reset: nudge must yield to it.
+	AutoContinue bool     `json:"auto_continue,omitempty"`
+	Process      *Process `json:"process,omitempty"` // live-registry events
+}
+
+// Line is the one-line JSON shape `nudge classify --json` prints (SPEC §8).
+type Line struct {
+	Agent   string  `json:"agent"`
+	Session string  `json:"session"`
+	Time    *string `json:"time"`
+	Kind    Kind    `json:"kind"`
+	Class   *Class  `json:"class"`
+	Code    *string `json:"code"`
+	Message *string `json:"message"`
+	ResetAt *string `json:"reset_at"`
+}
+
+// MarshalLine renders e in the SPEC §8 line shape.
+func (e Event) MarshalLine() ([]byte, error) {
+	l := Line{Agent: e.Agent, Session: e.Session, Kind: e.Kind}
+	if !e.Time.IsZero() {
+		s := e.Time.UTC().Format(time.RFC3339Nano)
+		l.Time = &s
+	}
+	if f := e.Failure; f != nil {
+		if e.Kind == TurnFailed {
+			c := f.Class
+			l.Class = &c
+		}
+		if f.Code != "" {
+			l.Code = &f.Code
+		}
+		if f.Message != "" {
+			l.Message = &f.Message
+		}
+		if !f.ResetAt.IsZero() {
+			s := f.ResetAt.UTC().Format(time.RFC3339)
+			l.ResetAt = &s
+		}
+	}
+	return json.Marshal(l)
+}

@@ -1,0 +1,84 @@
+package retry
+
+import (
+	"time"
+
+	"nudge/internal/classify"
+)
+
+// Key names one session of one agent.
+type Key struct {
+	Agent   string `json:"agent"`
+	Session string `json:"session"`
+}
+
+// State is what the person sees for a session (SPEC §6).
+type State string
+
+// Session states, in the person's words.
+const (
+	Working     State = "working"      // a turn is open and the agent is on it
+	Finished    State = "finished"     // the last turn completed
+	Failed      State = "failed"       // the last turn died and nudge will not act on it
+	Retrying    State = "retrying"     // a continuation is scheduled (see Until)
+	WaitingBox  State = "waiting_box"  // a retry is due but a box is open
+	UsageLimit  State = "usage_limit"  // limited until Until (zero: no reset time given)
+	NeedsSignIn State = "needs_signin" // an auth failure: the person must sign in
+	Cancelled   State = "cancelled"    // the person interrupted the turn
+	GaveUp      State = "gave_up"      // retries exhausted or undeliverable; the person was told
+)
+
+// Action is what the machine asks the daemon to do.
+type Action interface{ action() }
+
+// Inject asks for the continuation Text to be typed into the session. The
+// daemon records the attempt as "sending" before it touches the terminal.
+type Inject struct {
+	Key     Key
+	Attempt int // 1..3
+	Text    string
+}
+
+// Notify asks for a desktop notification and phone push.
+type Notify struct {
+	Key     Key
+	Project string
+	Title   string
+	Body    string
+}
+
+// Entry asks for one Inbox entry.
+type Entry struct {
+	Key      Key
+	Project  string
+	What     string           // what happened, in a sentence
+	Failure  classify.Failure // the original error
+	Attempts int              // continuations sent for this failure
+}
+
+// Wake asks to be called back (Session.Tick) at At.
+type Wake struct {
+	Key Key
+	At  time.Time
+}
+
+// SetState reports the session's new state for the menu and `nudge status`.
+type SetState struct {
+	Key   Key
+	State State
+	Until time.Time // Retrying: when the next attempt is due; UsageLimit: the reset time
+	Note  string    // a short explanation ("attempt 2 of 3", "permission prompt open")
+}
+
+// Decision records why the machine did (or did not) act, for `nudge explain`.
+type Decision struct {
+	Key  Key
+	What string
+}
+
+func (Inject) action()   {}
+func (Notify) action()   {}
+func (Entry) action()    {}
+func (Wake) action()     {}
+func (SetState) action() {}
+func (Decision) action() {}

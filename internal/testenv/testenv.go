@@ -1,0 +1,33 @@
+// Package testenv lets tests ask for the real programs they need: a test
+// skips on a developer machine that lacks one, and fails under CI=true.
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// InCI reports whether the tests run under CI (CI=true), where every
+// program the suite needs must be installed.
+func InCI() bool { return os.Getenv("CI") == "true" }
+
+// Need returns the path of program, or skips the test (fails it under CI)
+// when the program is not installed.
+func Need(t testing.TB, program string) string {
+	t.Helper()
+	path, err := exec.LookPath(program)
+	if err != nil {
+		Missing(t, program+" is not installed")
+	}
+	return path
+}
+
+// Missing skips the test for reason, or fails it under CI.
+func Missing(t testing.TB, reason string) {
+	t.Helper()
+	if InCI() {
+		t.Fatalf("required under CI=true: %s", reason)
+	}
+	t.Skip(reason)
+}
