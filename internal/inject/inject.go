@@ -1,0 +1,180 @@
+// Package inject delivers a continuation into a live session's terminal,
+// refusing any target that is not provably the agent's and idle; it never
+// decides whether to send.
+package inject
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Reasons a delivery is refused or fails. Errors returned by this package wrap
+// one of them (errors.Is) and read as a sentence for the person, for example
+// "pane %3 now belongs to another process".
+var (
+	// ErrNoTerminal: no backend found a place to type for the agent process.
+	ErrNoTerminal = errors.New("no terminal found")
+	// ErrNotInTerminal: the agent process does not run inside this backend's terminal.
+	ErrNotInTerminal = errors.New("not in this terminal")
+	// ErrGone: the place or the agent process no longer exists.
+	ErrGone = errors.New("is gone")
+	// ErrOtherProcess: the place no longer holds the agent process (pane ids
+	// and pids are reused).
+	ErrOtherProcess = errors.New("now belongs to another process")
+	// ErrCopyMode: the pane is in copy mode, which would swallow the keys.
+	ErrCopyMode = errors.New("is in copy mode")
+	// ErrNotIdle: the Target's last-moment Idle check refused.
+	ErrNotIdle = errors.New("agent is not idle")
+)
+
+// Target is the live session a continuation is for.
+type Target struct {
+	Agent, Session, Project string
+	// PID is the agent process (from the live registry); 0 if unknown.
+	PID int
+	// TmuxPane is the pane from the registry: "%3", or the registry's whole
+	// "sess:@win.%pane" value; "" if unknown.
+	TmuxPane string
+	// Idle, if set, is called immediately before typing; a non-nil error
+	// stops the delivery before any key is sent. The daemon uses it to
+	// re-read the live registry (no box open, agent idle) at the last moment.
+	Idle func(context.Context) error
+}
+
+// Where is the place a backend would type into, with what it needs to
+// re-verify, at Send, that the place still belongs to the same process.
+type Where struct {
+	// Server is the terminal's address: for tmux, the server's socket path.
+	Server string
+	// Pane is the place within it: for tmux, the pane id ("%3").
+	Pane string
+	// PID is the agent process the place was verified for.
+	PID int
+	// Started is the agent process's start time as the OS reports it
+	// (Linux: /proc/<pid>/stat field 22); a different value later means the
+	// pid now names another process.
+	Started string
+	// PanePID is the process the terminal started in the pane (tmux
+	// pane_pid), of which PID is or descends from; 0 where not applicable.
+	PanePID int
+}
+
+// String is the place in one line, e.g. "/tmp/tmux-1000/default %3".
+func (w Where) String() string {
+	return strings.TrimSpace(w.Server + " " + w.Pane)
+}
+
+// Backend is one way of typing into a terminal (tmux, WezTerm, kitty, …).
+type Backend interface {
+	// Name is the backend's name in settings (inject.order) and messages.
+	Name() string
+	// Locate finds where this backend would type for t, or an error saying
+	// why it cannot (wrapping ErrNotInTerminal when t is simply not there).
+	Locate(ctx context.Context, t Target) (Where, error)
+	// Send types text then Enter, literally, after re-verifying that the
+	// place still belongs to w.PID and can take keys.
+	Send(ctx context.Context, w Where, text string) error
+}
+
+// Delivery says where a continuation was (or was to be) typed.
+type Delivery struct {
+	Backend string // "tmux"
+	Where   string // "/tmp/tmux-0/default %3"
+}
+
+// Finding is one backend's answer for `nudge doctor`: the place it would use,
+// or why it cannot.
+type Finding struct {
+	Backend string
+	Where   string // "" when not located
+	Use     bool   // Deliver would type here (the first backend that locates)
+	Err     error  // why this backend cannot deliver; nil when located
+}
+
+// Injector tries its backends in order; the first that locates the target
+// is the one that types.
+type Injector struct {
+	backends []Backend
+}
+
+// New returns an Injector over backends, in order of preference.
+func New(backends ...Backend) *Injector {
+	return &Injector{backends: backends}
+}
+
+// Deliver types text then Enter into the target's terminal: the first backend
+// that locates it is used, t.Idle is checked, then that backend re-verifies
+// the place and types. A failure after a backend located the target is not
+// retried with another backend. The Delivery names the place whenever one was
+// located, also on error.
+func (i *Injector) Deliver(ctx context.Context, t Target, text string) (Delivery, error) {
+	b, w, err := i.locate(ctx, t)
+	if err != nil {
+		return Delivery{}, err
+	}
+	d := Delivery{Backend: b.Name(), Where: w.String()}
+	if t.Idle != nil {
+		if err := t.Idle(ctx); err != nil {
+			return d, fmt.Errorf("%w: %w", ErrNotIdle, err)
+		}
+	}
+	if err := b.Send(ctx, w, text); err != nil {
+		return d, fmt.Errorf("%s %s: %w", d.Backend, d.Where, err)
+	}
+	return d, nil
+}
+
+// Explain asks every backend where it would type for t and why not.
+func (i *Injector) Explain(ctx context.Context, t Target) []Finding {
+	findings := make([]Finding, 0, len(i.backends))
+	chosen := false
+	for _, b := range i.backends {
+		w, err := b.Locate(ctx, t)
+		f := Finding{Backend: b.Name(), Err: err}
+		if err == nil {
+			f.Where = w.String()
+			f.Use = !chosen
+			chosen = true
+		}
+		findings = append(findings, f)
+	}
+	return findings
+}
+
+// locate returns the first backend that locates t, or an error wrapping
+// ErrNoTerminal and every backend's reason.
+func (i *Injector) locate(ctx context.Context, t Target) (Backend, Where, error) {
+	if len(i.backends) == 0 {
+		return nil, Where{}, fmt.Errorf("%w for pid %d: no backend configured", ErrNoTerminal, t.PID)
+	}
+	var reasons []string
+	errs := []error{ErrNoTerminal}
+	for _, b := range i.backends {
+		w, err := b.Locate(ctx, t)
+		if err == nil {
+			return b, w, nil
+		}
+		if ctx.Err() != nil {
+			return nil, Where{}, fmt.Errorf("locating pid %d: %w", t.PID, ctx.Err())
+		}
+		reasons = append(reasons, b.Name()+": "+err.Error())
+		errs = append(errs, err)
+	}
+	return nil, Where{}, &noTerminal{pid: t.PID, reasons: reasons, errs: errs}
+}
+
+// noTerminal is the error of a target no backend located; it wraps
+// ErrNoTerminal and each backend's error.
+type noTerminal struct {
+	pid     int
+	reasons []string
+	errs    []error
+}
+
+func (e *noTerminal) Error() string {
+	return fmt.Sprintf("no terminal found for pid %d (%s)", e.pid, strings.Join(e.reasons, "; "))
+}
+
+func (e *noTerminal) Unwrap() []error { return e.errs }

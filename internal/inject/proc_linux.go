@@ -1,0 +1,82 @@
+package inject
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// readProcess reads /proc/<pid>/stat (proc(5)): the fields after the
+// parenthesised command name start at field 3, state.
+func readProcess(_ context.Context, pid int) (process, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+		return process{}, refuse(ErrGone, "agent process %d is gone", pid)
+	}
+	if err != nil {
+		return process{}, fmt.Errorf("reading process %d: %w", pid, err)
+	}
+	end := bytes.LastIndexByte(data, ')')
+	if end < 0 {
+		return process{}, fmt.Errorf("reading process %d: malformed stat %q", pid, data)
+	}
+	f := strings.Fields(string(data[end+1:]))
+	const (
+		state     = 3 - 3
+		ppid      = 4 - 3
+		ttyNr     = 7 - 3
+		startTime = 22 - 3
+	)
+	if len(f) <= startTime {
+		return process{}, fmt.Errorf("reading process %d: short stat %q", pid, data)
+	}
+	if f[state] == "Z" || f[state] == "X" {
+		return process{}, refuse(ErrGone, "agent process %d is gone", pid)
+	}
+	parent, err := strconv.Atoi(f[ppid])
+	if err != nil {
+		return process{}, fmt.Errorf("reading process %d: parent: %w", pid, err)
+	}
+	p := process{pid: pid, ppid: parent, started: f[startTime]}
+	if f[ttyNr] != "0" {
+		p.tty = f[ttyNr]
+	}
+	return p, nil
+}
+
+// tmuxServer returns the socket of the tmux server pid runs under, from the
+// TMUX=<socket>,<server pid>,<session> variable tmux puts in a pane's
+// environment (/proc/<pid>/environ, as the process was started).
+func tmuxServer(_ context.Context, pid int) (string, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+		return "", refuse(ErrGone, "agent process %d is gone", pid)
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading environment of pid %d: %w", pid, err)
+	}
+	for kv := range bytes.SplitSeq(data, []byte{0}) {
+		if v, ok := bytes.CutPrefix(kv, []byte("TMUX=")); ok {
+			return tmuxSocket(pid, string(v))
+		}
+	}
+	return "", refuse(ErrNotInTerminal, "pid %d is not in tmux (no TMUX in its environment)", pid)
+}
+
+// onTTY reports whether p's controlling terminal is the device at path.
+func onTTY(p process, path string) (bool, error) {
+	if p.tty == "" {
+		return false, nil
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return false, fmt.Errorf("terminal %s: %w", path, err)
+	}
+	return strconv.FormatUint(uint64(st.Rdev), 10) == p.tty, nil
+}
