@@ -1,0 +1,144 @@
+package inbox
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Attempt statuses. An attempt is "sending" from just before the terminal
+// is touched until it is known to be "sent" or "failed".
+const (
+	AttemptSending = "sending"
+	AttemptSent    = "sent"
+	AttemptFailed  = "failed"
+)
+
+// ErrAttemptExists is returned by BeginAttempt for an attempt that was
+// already begun: the continuation must not be sent again.
+var ErrAttemptExists = errors.New("attempt already begun")
+
+// AttemptRow is one continuation in the attempt ledger. Episode names the
+// dead turn it answers; (Agent, Session, Episode, Attempt) is unique.
+type AttemptRow struct {
+	ID                            int64
+	Agent, Session, Episode       string
+	Attempt                       int
+	Text, Status, Backend, Target string
+	Reason                        string // why it failed
+	Started, Finished             time.Time
+}
+
+// BeginAttempt records a as "sending" and returns its id. Started defaults
+// to now. If this attempt of this episode was begun before (also by an
+// earlier run of the daemon), it returns ErrAttemptExists.
+func (db *DB) BeginAttempt(ctx context.Context, a AttemptRow) (int64, error) {
+	if a.Started.IsZero() {
+		a.Started = time.Now()
+	}
+	res, err := db.w.ExecContext(ctx, `INSERT INTO attempts
+		(agent, session, episode, attempt, text, status, backend, target, reason, started)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (agent, session, episode, attempt) DO NOTHING`,
+		a.Agent, a.Session, a.Episode, a.Attempt, a.Text, AttemptSending, a.Backend, a.Target, a.Reason, ms(a.Started))
+	if err != nil {
+		return 0, fmt.Errorf("inbox: begin attempt %d of %s/%s: %w", a.Attempt, a.Agent, a.Session, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		if err == nil {
+			err = ErrAttemptExists
+		}
+		return 0, fmt.Errorf("inbox: begin attempt %d of %s/%s (episode %q): %w", a.Attempt, a.Agent, a.Session, a.Episode, err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return 0, fmt.Errorf("inbox: begin attempt %d of %s/%s: %w", a.Attempt, a.Agent, a.Session, err)
+	}
+	db.announce()
+	return id, nil
+}
+
+// FinishAttempt records the outcome (AttemptSent or AttemptFailed) of a
+// "sending" attempt. An unknown id is ErrNotFound; an attempt can be
+// finished only once.
+func (db *DB) FinishAttempt(ctx context.Context, id int64, status, backend, target, reason string) error {
+	if status != AttemptSent && status != AttemptFailed {
+		return fmt.Errorf("inbox: finish attempt %d: status %q is not %q or %q", id, status, AttemptSent, AttemptFailed)
+	}
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		var was string
+		err := tx.QueryRowContext(ctx, "SELECT status FROM attempts WHERE id = ?", id).Scan(&was)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if was != AttemptSending {
+			return fmt.Errorf("already %s", was)
+		}
+		_, err = tx.ExecContext(ctx, "UPDATE attempts SET status = ?, backend = ?, target = ?, reason = ?, finished = ? WHERE id = ?",
+			status, backend, target, reason, ms(time.Now()), id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("inbox: finish attempt %d: %w", id, err)
+	}
+	db.announce()
+	return nil
+}
+
+const selectAttempt = `SELECT id, agent, session, episode, attempt, text, status, backend, target, reason, started, finished FROM attempts`
+
+// Attempts returns a session's attempts, oldest first. An empty agent
+// matches the session id under any agent.
+func (db *DB) Attempts(ctx context.Context, agent, session string) ([]AttemptRow, error) {
+	return db.attempts(ctx, db.r, agent, session)
+}
+
+// Unfinished returns the attempts still "sending": the daemon stopped
+// between typing and recording the outcome. They are never sent again.
+func (db *DB) Unfinished(ctx context.Context) ([]AttemptRow, error) {
+	rows, err := db.r.QueryContext(ctx, selectAttempt+" WHERE status = ? ORDER BY started, id", AttemptSending)
+	if err != nil {
+		return nil, fmt.Errorf("inbox: unfinished attempts: %w", err)
+	}
+	out, err := scanAttempts(rows)
+	if err != nil {
+		return nil, fmt.Errorf("inbox: unfinished attempts: %w", err)
+	}
+	return out, nil
+}
+
+// querier is a *sql.DB or *sql.Tx.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func (db *DB) attempts(ctx context.Context, q querier, agent, session string) ([]AttemptRow, error) {
+	rows, err := q.QueryContext(ctx, selectAttempt+" WHERE (?1 = '' OR agent = ?1) AND session = ?2 ORDER BY started, id", agent, session)
+	if err != nil {
+		return nil, fmt.Errorf("inbox: attempts of %s/%s: %w", agent, session, err)
+	}
+	out, err := scanAttempts(rows)
+	if err != nil {
+		return nil, fmt.Errorf("inbox: attempts of %s/%s: %w", agent, session, err)
+	}
+	return out, nil
+}
+
+func scanAttempts(rows *sql.Rows) ([]AttemptRow, error) {
+	var out []AttemptRow
+	err := scanAll(rows, func(s scanner) error {
+		var a AttemptRow
+		var started, finished sql.NullInt64
+		err := s.Scan(&a.ID, &a.Agent, &a.Session, &a.Episode, &a.Attempt, &a.Text, &a.Status,
+			&a.Backend, &a.Target, &a.Reason, &started, &finished)
+		a.Started, a.Finished = fromMS(started), fromMS(finished)
+		out = append(out, a)
+		return err
+	})
+	return out, err
+}

@@ -1,0 +1,218 @@
+package inbox
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Position is how far a session file has been read: the file's identity
+// (device, inode, a fingerprint of its first bytes) and the byte offset.
+type Position struct {
+	Path        string
+	Dev, Inode  uint64
+	Fingerprint string
+	Offset      int64
+}
+
+// EventRow is one classified event as stored for `nudge explain`.
+type EventRow struct {
+	Agent, Session, Project string
+	Time                    time.Time // the record's own timestamp
+	DetectedAt              time.Time // when the daemon read it
+	Kind, Class, Code       string
+	Message                 string
+	ResetAt                 time.Time
+	Detail                  string
+}
+
+// SessionRow is one session's current state and its retry machine.
+type SessionRow struct {
+	Agent, Session, Project, Path, State, Note string
+	Until, UpdatedAt                           time.Time
+	Machine                                    []byte // the retry machine, JSON
+}
+
+// DecisionRow records why the retry machine did or did not act.
+type DecisionRow struct {
+	Agent, Session string
+	Time           time.Time
+	What           string
+}
+
+// Batch is everything one step of the pipeline wants stored together.
+type Batch struct {
+	Positions []Position
+	Events    []EventRow
+	Sessions  []SessionRow // each replaces the stored row of its session
+	Entries   []EntryRow   // new Inbox entries; ID is ignored
+	Decisions []DecisionRow
+}
+
+func (b Batch) empty() bool {
+	return len(b.Positions)+len(b.Events)+len(b.Sessions)+len(b.Entries)+len(b.Decisions) == 0
+}
+
+// The statements Commit prepares once per batch.
+const (
+	upsertPosition = `INSERT INTO positions (path, dev, inode, fingerprint, offset) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (path) DO UPDATE SET dev = excluded.dev, inode = excluded.inode,
+		fingerprint = excluded.fingerprint, offset = excluded.offset`
+	insertEvent = `INSERT INTO events (agent, session, project, time, detected_at, kind, class, code, message, reset_at, detail)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	upsertSession = `INSERT INTO sessions (agent, session, project, path, state, note, until, updated_at, machine)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (agent, session) DO UPDATE SET project = excluded.project, path = excluded.path,
+		state = excluded.state, note = excluded.note, until = excluded.until,
+		updated_at = excluded.updated_at, machine = excluded.machine`
+	insertEntry = `INSERT INTO entries (time, agent, project, session, what, error_text, class, code, attempts, read)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertDecision = `INSERT INTO decisions (agent, session, time, what) VALUES (?, ?, ?, ?)`
+)
+
+// Commit stores the whole batch in one transaction: offsets land together
+// with the events, states and entries they produced, or not at all.
+func (db *DB) Commit(ctx context.Context, b Batch) error {
+	if b.empty() {
+		return nil
+	}
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		for _, step := range []func() error{
+			func() error {
+				return each(ctx, tx, upsertPosition, b.Positions, func(p Position) []any {
+					return []any{p.Path, int64(p.Dev), int64(p.Inode), p.Fingerprint, p.Offset}
+				})
+			},
+			func() error {
+				return each(ctx, tx, insertEvent, b.Events, func(e EventRow) []any {
+					return []any{e.Agent, e.Session, e.Project, ms(e.Time), ms(e.DetectedAt),
+						e.Kind, e.Class, e.Code, e.Message, ms(e.ResetAt), e.Detail}
+				})
+			},
+			func() error {
+				return each(ctx, tx, upsertSession, b.Sessions, func(s SessionRow) []any {
+					return []any{s.Agent, s.Session, s.Project, s.Path, s.State, s.Note,
+						ms(s.Until), ms(s.UpdatedAt), s.Machine}
+				})
+			},
+			func() error {
+				return each(ctx, tx, insertEntry, b.Entries, func(e EntryRow) []any {
+					return []any{ms(e.Time), e.Agent, e.Project, e.Session, e.What, e.ErrorText,
+						e.Class, e.Code, e.Attempts, e.Read}
+				})
+			},
+			func() error {
+				return each(ctx, tx, insertDecision, b.Decisions, func(d DecisionRow) []any {
+					return []any{d.Agent, d.Session, ms(d.Time), d.What}
+				})
+			},
+		} {
+			if err := step(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("inbox: commit batch: %w", err)
+	}
+	db.announce()
+	return nil
+}
+
+// each runs the prepared statement query once per row, with args(row).
+func each[T any](ctx context.Context, tx *sql.Tx, query string, rows []T, args func(T) []any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	stmt, err := tx.PrepareContext(ctx, query)
+	if err != nil {
+		return fmt.Errorf("prepare: %w", err)
+	}
+	defer stmt.Close()
+	for i, row := range rows {
+		if _, err := stmt.ExecContext(ctx, args(row)...); err != nil {
+			return fmt.Errorf("row %d of %d (%T): %w", i+1, len(rows), row, err)
+		}
+	}
+	return nil
+}
+
+// Positions returns every stored read position, by path.
+func (db *DB) Positions(ctx context.Context) (map[string]Position, error) {
+	rows, err := db.r.QueryContext(ctx, "SELECT path, dev, inode, fingerprint, offset FROM positions")
+	if err != nil {
+		return nil, fmt.Errorf("inbox: positions: %w", err)
+	}
+	out := map[string]Position{}
+	err = scanAll(rows, func(s scanner) error {
+		var p Position
+		var dev, inode int64
+		if err := s.Scan(&p.Path, &dev, &inode, &p.Fingerprint, &p.Offset); err != nil {
+			return err
+		}
+		p.Dev, p.Inode = uint64(dev), uint64(inode)
+		out[p.Path] = p
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("inbox: positions: %w", err)
+	}
+	return out, nil
+}
+
+const selectSession = "SELECT agent, session, project, path, state, note, until, updated_at, machine FROM sessions"
+
+func scanSession(s scanner) (SessionRow, error) {
+	var r SessionRow
+	var until, updated sql.NullInt64
+	err := s.Scan(&r.Agent, &r.Session, &r.Project, &r.Path, &r.State, &r.Note, &until, &updated, &r.Machine)
+	r.Until, r.UpdatedAt = fromMS(until), fromMS(updated)
+	return r, err
+}
+
+// Sessions returns every stored session, by agent and session id.
+func (db *DB) Sessions(ctx context.Context) ([]SessionRow, error) {
+	rows, err := db.r.QueryContext(ctx, selectSession+" ORDER BY agent, session")
+	if err != nil {
+		return nil, fmt.Errorf("inbox: sessions: %w", err)
+	}
+	var out []SessionRow
+	err = scanAll(rows, func(s scanner) error {
+		r, err := scanSession(s)
+		out = append(out, r)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("inbox: sessions: %w", err)
+	}
+	return out, nil
+}
+
+// Session returns one session's row, and whether it is stored.
+func (db *DB) Session(ctx context.Context, agent, session string) (SessionRow, bool, error) {
+	r, err := scanSession(db.r.QueryRowContext(ctx, selectSession+" WHERE agent = ? AND session = ?", agent, session))
+	if errors.Is(err, sql.ErrNoRows) {
+		return SessionRow{}, false, nil
+	}
+	if err != nil {
+		return SessionRow{}, false, fmt.Errorf("inbox: session %s/%s: %w", agent, session, err)
+	}
+	return r, true, nil
+}
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface{ Scan(dest ...any) error }
+
+// scanAll calls fn for each row, then closes rows.
+func scanAll(rows *sql.Rows, fn func(scanner) error) error {
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}

@@ -1,0 +1,491 @@
+package inbox
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+)
+
+var ctx = context.Background()
+
+func open(t *testing.T, path string) *DB {
+	t.Helper()
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return db
+}
+
+// at is a fixed time with millisecond precision, the precision stored.
+func at(sec int) time.Time {
+	return time.Date(2026, 3, 1, 12, 0, sec, 123_000_000, time.UTC)
+}
+
+func TestOpenIsUserOnly(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data", "nudge")
+	path := filepath.Join(dir, "nudge.db")
+	db := open(t, path)
+	if err := db.Commit(ctx, Batch{Decisions: []DecisionRow{{Agent: "claude", Session: "s1", Time: at(0), What: "x"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		mode os.FileMode
+	}{{dir, 0o700 | os.ModeDir}, {path, 0o600}, {path + "-wal", 0o600}, {path + "-shm", 0o600}} {
+		fi, err := os.Stat(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode() != c.mode {
+			t.Errorf("%s: mode %v, want %v", c.path, fi.Mode(), c.mode)
+		}
+	}
+	var mode string
+	for _, pool := range []*sql.DB{db.w, db.r} {
+		if err := pool.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+			t.Errorf("journal_mode = %q, %v; want wal", mode, err)
+		}
+	}
+}
+
+func TestOpenTightensAnExistingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nudge.db")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	open(t, path)
+	if fi, err := os.Stat(path); err != nil || fi.Mode() != 0o600 {
+		t.Fatalf("mode %v, %v; want 0600", fi.Mode(), err)
+	}
+}
+
+func TestOpenPathNeedingEscapes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "Application Support?#%20", "nudge.db")
+	db := open(t, path)
+	if err := db.SetMeta(ctx, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("database not at the given path: %v", err)
+	}
+}
+
+func schemaVersion(t *testing.T, db *DB) int {
+	t.Helper()
+	var v int
+	if err := db.r.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestOpenTwiceKeepsData(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nudge.db")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetMeta(ctx, "first_start", "2026-03-01"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = open(t, path)
+	if v := schemaVersion(t, db); v != len(migrations) {
+		t.Fatalf("schema version %d, want %d", v, len(migrations))
+	}
+	if v, ok, err := db.Meta(ctx, "first_start"); err != nil || !ok || v != "2026-03-01" {
+		t.Fatalf("Meta = %q, %v, %v", v, ok, err)
+	}
+	if _, ok, err := db.Meta(ctx, "never_set"); err != nil || ok {
+		t.Fatalf("Meta(never_set) = %v, %v; want absent", ok, err)
+	}
+}
+
+func TestMigrateFromVersion1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nudge.db")
+	old, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrate(ctx, old, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Exec(`INSERT INTO entries (time, agent, project, session, what, error_text, class, code, attempts)
+		VALUES (1, 'codex', '/p', 's', 'gave up', 'HTTP 500', 'provider_error', '500', 3)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Exec("SELECT 1 FROM attempts"); err == nil {
+		t.Fatal("version 1 already has the attempts table: the test migrates nothing")
+	}
+	old.Close()
+
+	db := open(t, path)
+	if v := schemaVersion(t, db); v != len(migrations) {
+		t.Fatalf("schema version %d, want %d", v, len(migrations))
+	}
+	entries, err := db.Entries(ctx, false)
+	if err != nil || len(entries) != 1 || entries[0].ErrorText != "HTTP 500" {
+		t.Fatalf("entries after migration = %+v, %v", entries, err)
+	}
+	if _, err := db.BeginAttempt(ctx, AttemptRow{Agent: "codex", Session: "s", Episode: "e", Attempt: 1}); err != nil {
+		t.Fatalf("attempt ledger after migration: %v", err)
+	}
+}
+
+func TestNewerSchemaIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nudge.db")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.w.Exec(fmt.Sprintf("PRAGMA user_version = %d", len(migrations)+1)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if db, err := Open(path); err == nil {
+		db.Close()
+		t.Fatal("Open accepted a database from a newer version")
+	}
+}
+
+func fullBatch() Batch {
+	return Batch{
+		Positions: []Position{{Path: "/h/.claude/projects/p/s1.jsonl", Dev: 2049, Inode: 1 << 63, Fingerprint: "ab12", Offset: 4096}},
+		Events: []EventRow{
+			{Agent: "claude", Session: "s1", Project: "/p", Time: at(2), DetectedAt: at(3), Kind: "turn_failed",
+				Class: "provider_error", Code: "529", Message: "Overloaded", Detail: `{"line":7}`},
+			{Agent: "claude", Session: "s1", Project: "/p", Time: at(1), DetectedAt: at(3), Kind: "turn_started"},
+		},
+		Sessions: []SessionRow{{Agent: "claude", Session: "s1", Project: "/p", Path: "/h/.claude/projects/p/s1.jsonl",
+			State: "retrying", Note: "attempt 1 of 3", Until: at(12), UpdatedAt: at(3), Machine: []byte(`{"attempt":1}`)}},
+		Entries:   []EntryRow{{Time: at(3), Agent: "claude", Project: "/p", Session: "s1", What: "gave up", ErrorText: "Overloaded", Class: "provider_error", Code: "529", Attempts: 3}},
+		Decisions: []DecisionRow{{Agent: "claude", Session: "s1", Time: at(3), What: "retry in 10s"}},
+	}
+}
+
+func TestCommitRoundTrip(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "nudge.db"))
+	b := fullBatch()
+	changed := db.Changed()
+	if err := db.Commit(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	default:
+		t.Error("Changed not signalled by Commit")
+	}
+
+	pos, err := db.Positions(ctx)
+	if err != nil || !reflect.DeepEqual(pos, map[string]Position{b.Positions[0].Path: b.Positions[0]}) {
+		t.Errorf("Positions = %+v, %v", pos, err)
+	}
+	sessions, err := db.Sessions(ctx)
+	if err != nil || !reflect.DeepEqual(sessions, b.Sessions) {
+		t.Errorf("Sessions = %+v, %v\nwant %+v", sessions, err, b.Sessions)
+	}
+	s, ok, err := db.Session(ctx, "claude", "s1")
+	if err != nil || !ok || !reflect.DeepEqual(s, b.Sessions[0]) {
+		t.Errorf("Session = %+v, %v, %v", s, ok, err)
+	}
+	if _, ok, err := db.Session(ctx, "codex", "s1"); err != nil || ok {
+		t.Errorf("Session(codex, s1) = %v, %v; want absent", ok, err)
+	}
+	events, decisions, attempts, err := db.Timeline(ctx, "", "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []EventRow{b.Events[1], b.Events[0]}; !reflect.DeepEqual(events, want) {
+		t.Errorf("Timeline events = %+v\nwant (in time order) %+v", events, want)
+	}
+	if !reflect.DeepEqual(decisions, b.Decisions) || len(attempts) != 0 {
+		t.Errorf("Timeline decisions = %+v, attempts = %+v", decisions, attempts)
+	}
+
+	// A later batch replaces the session row and the position.
+	b2 := Batch{
+		Positions: []Position{{Path: b.Positions[0].Path, Dev: 2049, Inode: 1 << 63, Fingerprint: "ab12", Offset: 5000}},
+		Sessions:  []SessionRow{{Agent: "claude", Session: "s1", State: "finished", UpdatedAt: at(30)}},
+	}
+	if err := db.Commit(ctx, b2); err != nil {
+		t.Fatal(err)
+	}
+	if pos, _ := db.Positions(ctx); pos[b.Positions[0].Path].Offset != 5000 {
+		t.Errorf("offset after update = %d, want 5000", pos[b.Positions[0].Path].Offset)
+	}
+	if s, _, _ := db.Session(ctx, "claude", "s1"); !reflect.DeepEqual(s, b2.Sessions[0]) {
+		t.Errorf("session after update = %+v, want %+v", s, b2.Sessions[0])
+	}
+}
+
+// assertEmpty fails t unless nothing of a batch was stored.
+func assertEmpty(t *testing.T, db *DB) {
+	t.Helper()
+	for _, table := range []string{"positions", "events", "sessions", "entries", "decisions"} {
+		var n int
+		if err := db.r.QueryRow("SELECT count(*) FROM " + table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("%s has %d rows after a failed Commit; want none", table, n)
+		}
+	}
+}
+
+func TestCommitIsAllOrNothing(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "nudge.db"))
+
+	// The decision comes last and is invalid (no session): everything
+	// before it in the batch must be rolled back.
+	b := fullBatch()
+	b.Decisions = append(b.Decisions, DecisionRow{Agent: "claude", What: "orphan"})
+	if err := db.Commit(ctx, b); err == nil {
+		t.Fatal("Commit accepted a decision without a session")
+	}
+	assertEmpty(t, db)
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := db.Commit(cancelled, fullBatch()); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Commit with a cancelled context = %v", err)
+	}
+	assertEmpty(t, db)
+
+	// The writer is usable afterwards.
+	if err := db.Commit(ctx, fullBatch()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEntries(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "nudge.db"))
+	err := db.Commit(ctx, Batch{Entries: []EntryRow{
+		{Time: at(1), Agent: "codex", Session: "a", What: "first"},
+		{Time: at(3), Agent: "kimi", Session: "c", What: "third"},
+		{Time: at(2), Agent: "claude", Session: "b", What: "second", Read: true},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	what := func(unread bool) []string {
+		t.Helper()
+		entries, err := db.Entries(ctx, unread)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range entries {
+			out = append(out, e.What)
+		}
+		return out
+	}
+	if got := what(false); !reflect.DeepEqual(got, []string{"third", "second", "first"}) {
+		t.Errorf("Entries = %v, want newest first", got)
+	}
+	if got := what(true); !reflect.DeepEqual(got, []string{"third", "first"}) {
+		t.Errorf("unread Entries = %v", got)
+	}
+
+	entries, _ := db.Entries(ctx, true)
+	changed := db.Changed()
+	if err := db.MarkRead(ctx, entries[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	<-changed // closed by MarkRead, or the test hangs
+	if got := what(true); !reflect.DeepEqual(got, []string{"first"}) {
+		t.Errorf("unread after MarkRead = %v", got)
+	}
+	if err := db.MarkRead(ctx, 999); !errors.Is(err, ErrNotFound) {
+		t.Errorf("MarkRead(999) = %v, want ErrNotFound", err)
+	}
+	if err := db.MarkAllRead(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := what(true); len(got) != 0 {
+		t.Errorf("unread after MarkAllRead = %v", got)
+	}
+	if err := db.Clear(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := what(false); len(got) != 0 {
+		t.Errorf("entries after Clear = %v", got)
+	}
+}
+
+func TestAttemptLedger(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nudge.db")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := AttemptRow{Agent: "claude", Session: "s1", Episode: "ep1", Attempt: 1, Text: "continue", Started: at(10)}
+	id1, err := db.BeginAttempt(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.BeginAttempt(ctx, a); !errors.Is(err, ErrAttemptExists) {
+		t.Fatalf("second BeginAttempt = %v, want ErrAttemptExists", err)
+	}
+	if err := db.FinishAttempt(ctx, id1, AttemptSent, "tmux", "%3", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.FinishAttempt(ctx, id1, AttemptFailed, "tmux", "%3", "again"); err == nil {
+		t.Error("an attempt was finished twice")
+	}
+	if err := db.FinishAttempt(ctx, 999, AttemptSent, "", "", ""); !errors.Is(err, ErrNotFound) {
+		t.Errorf("FinishAttempt(999) = %v, want ErrNotFound", err)
+	}
+	if err := db.FinishAttempt(ctx, id1, "sending", "", "", ""); err == nil {
+		t.Error("FinishAttempt accepted status sending")
+	}
+	// Same attempt number in a new episode is a new attempt; so is the
+	// same episode in another session.
+	a2 := AttemptRow{Agent: "claude", Session: "s1", Episode: "ep2", Attempt: 1, Text: "continue", Started: at(20)}
+	if _, err := db.BeginAttempt(ctx, a2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.BeginAttempt(ctx, AttemptRow{Agent: "claude", Session: "s2", Episode: "ep1", Attempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close() // a crash after typing, before recording the outcome
+
+	db = open(t, path)
+	if _, err := db.BeginAttempt(ctx, a2); !errors.Is(err, ErrAttemptExists) {
+		t.Fatalf("BeginAttempt after restart = %v, want ErrAttemptExists", err)
+	}
+	unfinished, err := db.Unfinished(ctx)
+	if err != nil || len(unfinished) != 2 || unfinished[0].Episode != "ep2" || unfinished[0].Status != AttemptSending || unfinished[1].Session != "s2" {
+		t.Fatalf("Unfinished = %+v, %v", unfinished, err)
+	}
+	attempts, err := db.Attempts(ctx, "claude", "s1")
+	if err != nil || len(attempts) != 2 {
+		t.Fatalf("Attempts = %+v, %v", attempts, err)
+	}
+	got := attempts[0]
+	if got.ID != id1 || got.Status != AttemptSent || got.Backend != "tmux" || got.Target != "%3" ||
+		got.Text != "continue" || !got.Started.Equal(at(10)) || got.Finished.IsZero() {
+		t.Errorf("first attempt = %+v", got)
+	}
+	if _, _, tl, err := db.Timeline(ctx, "claude", "s1"); err != nil || !reflect.DeepEqual(tl, attempts) {
+		t.Errorf("Timeline attempts = %+v, %v", tl, err)
+	}
+}
+
+func TestReaderSeesSnapshotWhileWriterCommits(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "nudge.db"))
+	if err := db.Commit(ctx, Batch{Entries: []EntryRow{{Time: at(1), What: "before"}}}); err != nil {
+		t.Fatal(err)
+	}
+	// A reader holds a snapshot; under a rollback journal the commit below
+	// would wait for it and fail with SQLITE_BUSY after busy_timeout.
+	rtx, err := db.r.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rtx.Rollback()
+	count := func(q interface {
+		QueryRow(string, ...any) *sql.Row
+	}) int {
+		var n int
+		if err := q.QueryRow("SELECT count(*) FROM entries").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(rtx); n != 1 {
+		t.Fatalf("reader sees %d entries, want 1", n)
+	}
+	if err := db.Commit(ctx, Batch{Entries: []EntryRow{{Time: at(2), What: "after"}}}); err != nil {
+		t.Fatalf("Commit while a reader is open: %v", err)
+	}
+	if n := count(rtx); n != 1 {
+		t.Errorf("open reader sees %d entries, want its snapshot's 1", n)
+	}
+	if n := count(db.r); n != 2 {
+		t.Errorf("new reader sees %d entries, want 2", n)
+	}
+	if _, err := db.r.Exec("DELETE FROM entries"); err == nil {
+		t.Error("the read pool accepted a write")
+	}
+}
+
+// TestTwoProcesses: the CLI opens its own DB on the daemon's file and marks
+// entries read while the daemon keeps committing; busy_timeout lets both
+// through.
+func TestTwoProcesses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nudge.db")
+	daemon := open(t, path)
+	cli := open(t, path)
+	const n = 200
+	var wg sync.WaitGroup
+	wg.Add(2)
+	errs := make(chan error, 2*n)
+	go func() {
+		defer wg.Done()
+		for i := range n {
+			errs <- daemon.Commit(ctx, Batch{
+				Positions: []Position{{Path: "/f", Offset: int64(i)}},
+				Entries:   []EntryRow{{Time: at(i % 60), Agent: "codex", Session: "s", What: fmt.Sprint(i)}},
+			})
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for range n {
+			errs <- cli.MarkAllRead(ctx)
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cli.MarkAllRead(ctx); err != nil {
+		t.Fatal(err)
+	}
+	all, err := daemon.Entries(ctx, false)
+	if err != nil || len(all) != n {
+		t.Fatalf("daemon sees %d entries, %v; want %d", len(all), err, n)
+	}
+	if unread, _ := daemon.Entries(ctx, true); len(unread) != 0 {
+		t.Errorf("daemon sees %d unread after the CLI marked all read", len(unread))
+	}
+}
+
+func TestDefaultPath(t *testing.T) {
+	t.Setenv("NUDGE_DATA_DIR", "/data/x")
+	if got := DefaultPath(); got != "/data/x/nudge.db" {
+		t.Errorf("with NUDGE_DATA_DIR: %s", got)
+	}
+	t.Setenv("NUDGE_DATA_DIR", "")
+	t.Setenv("HOME", "/home/u")
+	t.Setenv("XDG_DATA_HOME", "/xdg")
+	want := map[string]string{"linux": "/xdg/nudge/nudge.db", "darwin": "/home/u/Library/Application Support/nudge/nudge.db"}
+	if w, ok := want[runtime.GOOS]; ok && DefaultPath() != w {
+		t.Errorf("DefaultPath = %s, want %s", DefaultPath(), w)
+	}
+	if runtime.GOOS == "linux" {
+		t.Setenv("XDG_DATA_HOME", "")
+		if got := DefaultPath(); got != "/home/u/.local/share/nudge/nudge.db" {
+			t.Errorf("without XDG_DATA_HOME: %s", got)
+		}
+	}
+}
