@@ -44,10 +44,10 @@ func Retryable(c Class) bool { return c == ProviderError }
 // Failure describes why a turn died.
 type Failure struct {
 	Class   Class     `json:"class"`
-	Code    string    `json:"code,omitempty"`     // the agent's structured code (status, error type)
-	Message string    `json:"message,omitempty"`  // the original error text the person saw
-	ResetAt time.Time `json:"reset_at,omitzero"`  // usage limits: when the agent says the limit resets
-	Hint    string    `json:"hint,omitempty"`     // what the person can do (e.g. "run claude /login")
+	Code    string    `json:"code,omitempty"`    // the agent's structured code (status, error type)
+	Message string    `json:"message,omitempty"` // the original error text the person saw
+	ResetAt time.Time `json:"reset_at,omitzero"` // usage limits: when the agent says the limit resets
+	Hint    string    `json:"hint,omitempty"`    // what the person can do (e.g. "run claude /login")
 }
 
 // Process is what a live registry says about the agent process that holds a

@@ -1,0 +1,90 @@
+package classify
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+)
+
+// WholeFile is implemented by a Reader whose one record is the file's whole
+// content (a live registry snapshot) rather than one line of it. An empty
+// record means the file was removed.
+type WholeFile interface {
+	Reader
+	WholeFile()
+}
+
+// MaxRecordBytes caps one record: longer lines are skipped (Claude Code
+// writes multi-MB lines on /compact, formats/claude.md §3).
+const MaxRecordBytes = 8 << 20
+
+// ReadFile classifies the file at path with a fresh Reader of agent: line by
+// line, or as one record for a WholeFile reader. It serves `nudge classify`
+// and golden tests.
+func ReadFile(path string, agent Agent) ([]Event, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("classify %s: %w", path, err)
+	}
+	defer f.Close()
+	r := agent.NewReader(path)
+	if _, whole := r.(WholeFile); whole {
+		data, err := io.ReadAll(io.LimitReader(f, MaxRecordBytes+1))
+		if err != nil {
+			return nil, fmt.Errorf("classify %s: %w", path, err)
+		}
+		if len(data) > MaxRecordBytes {
+			return nil, fmt.Errorf("classify %s: record over %d bytes", path, MaxRecordBytes)
+		}
+		return r.Read(data), nil
+	}
+	var events []Event
+	err = eachRecord(f, MaxRecordBytes, func(line []byte) {
+		events = append(events, r.Read(line)...)
+	}, func(n int) {
+		slog.Warn("classify: skipped a line over the cap", "file", path, "bytes", n, "cap", MaxRecordBytes)
+	})
+	if err != nil {
+		return events, fmt.Errorf("classify %s: %w", path, err)
+	}
+	return events, nil
+}
+
+// eachRecord calls record for every non-empty line of r of at most max
+// bytes (without its line ending; the slice is reused) and skipped with the
+// length of each longer one. A last line without a newline counts.
+func eachRecord(r io.Reader, max int, record func([]byte), skipped func(int)) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var line []byte
+	n, over := 0, false // the whole line's length; whether it passed the cap
+	for {
+		chunk, err := br.ReadSlice('\n')
+		n += len(chunk)
+		if !over {
+			if len(line)+len(chunk) > max+2 { // +2: a "\r\n" ending is not part of the record
+				over, line = true, line[:0]
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if rec := bytes.TrimRight(line, "\r\n"); over || len(rec) > max {
+			skipped(n)
+		} else if len(rec) > 0 {
+			record(rec)
+		}
+		line, n, over = line[:0], 0, false
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
