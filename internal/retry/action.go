@@ -51,9 +51,10 @@ type Notify struct {
 type Entry struct {
 	Key      Key
 	Project  string
-	What     string           // what happened, in a sentence
-	Failure  classify.Failure // the original error
-	Attempts int              // continuations sent for this failure
+	What     string            // what happened, in a sentence
+	Failure  classify.Failure  // the original error
+	Latest   *classify.Failure // the episode's latest error, when its text differs from Failure
+	Attempts int               // continuations sent for this failure
 }
 
 // Wake asks to be called back (Session.Tick) at At.

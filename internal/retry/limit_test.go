@@ -1,0 +1,208 @@
+package retry
+
+import (
+	"testing"
+	"time"
+
+	"nudge/internal/classify"
+)
+
+const limitText = "You've hit your 5-hour limit · resets 12pm (UTC)"
+
+// reset is the agent's reported reset time in these tests.
+var reset = t0.Add(3 * time.Hour)
+
+func limitHit(opts ...func(*classify.Event)) call {
+	return fail(classify.UsageLimit, limitText, opts...)
+}
+
+// autoContinue is the agent's record that it armed its own continuation
+// (claude.md §8.2 "Usage limit reached · set to continue automatically").
+var autoContinue = event(classify.UsageLimited, func(ev *classify.Event) {
+	ev.Failure = &classify.Failure{Class: classify.UsageLimit, ResetAt: reset}
+	ev.AutoContinue = true
+})
+
+var limitEntry = `entry "usage limit reached; resets at 2026-11-30T12:00:00Z" usage_limit "` + limitText + `" attempts=0`
+
+func continueSettings() Settings {
+	set := testSettings()
+	set.ContinueAfterUsageLimit = true
+	return set
+}
+
+func TestUsageLimitIsNeverRetried(t *testing.T) {
+	run(t, testSettings(), []step{
+		{0, limitHit(resetAt(reset)), []string{
+			limitEntry,
+			"decide: usage limit: continue after usage limit is off; nothing will be sent",
+			"state usage_limit until +3h",
+		}},
+		{10 * time.Second, tick, nil},
+		// the provider-error retry yields while the limit is in force
+		{10 * time.Minute, fail(pe, err529), []string{
+			"decide: provider error while the usage limit is in force: not retried (the retry yields to the limit, SPEC §5)",
+			`entry "the turn failed with a provider error during a usage limit; not retried" provider_error "API Error: 529 Overloaded" attempts=0`,
+		}},
+		{4 * time.Hour, tick, nil},
+	})
+}
+
+func TestUsageLimitCancelsPendingRetry(t *testing.T) {
+	run(t, testSettings(), []step{
+		{0, fail(pe, err500), schedule1},
+		{5 * time.Second, limitHit(resetAt(reset)), []string{
+			"decide: usage limit: pending attempt 1 cancelled (the retry yields to the limit, SPEC §5)",
+			limitEntry,
+			"decide: usage limit: continue after usage limit is off; nothing will be sent",
+			"state usage_limit until +3h",
+		}},
+		{10 * time.Second, tick, nil},
+	})
+}
+
+func TestContinueAfterUsageLimit(t *testing.T) {
+	run(t, continueSettings(), []step{
+		{0, limitHit(resetAt(reset)), []string{
+			limitEntry,
+			"decide: usage limit: one continuation at 2026-11-30T12:01:00Z (reset + 1m)",
+			"wake +3h1m",
+			"state usage_limit until +3h (continuing at 2026-11-30T12:01:00Z)",
+		}},
+		{3*time.Hour + time.Minute, tick, []string{
+			"decide: sending attempt 1 (usage_limit): nothing holds it",
+			`inject #1 "go on"`,
+		}},
+		{3*time.Hour + time.Minute, delivered(1, nil), []string{
+			"decide: attempt 1 delivered; waiting for its turn to end",
+			"state working (continued after the usage limit)",
+		}},
+		{3*time.Hour + time.Minute + time.Second, typed(testMessage), echo1},
+		{4 * time.Hour, tick, nil},
+		// hitting the same limit again: no second continuation for that reset
+		{4 * time.Hour, limitHit(resetAt(reset)), []string{
+			limitEntry,
+			"decide: usage limit: nudge already continued once after the reset at 2026-11-30T12:00:00Z",
+			"state usage_limit until +3h",
+		}},
+	})
+}
+
+func TestContinueAfterUsageLimitYieldsToAutoContinue(t *testing.T) {
+	run(t, continueSettings(), []step{
+		{0, limitHit(resetAt(reset)), []string{
+			limitEntry,
+			"decide: usage limit: one continuation at 2026-11-30T12:01:00Z (reset + 1m)",
+			"wake +3h1m",
+			"state usage_limit until +3h (continuing at 2026-11-30T12:01:00Z)",
+		}},
+		{time.Second, autoContinue, []string{
+			"decide: usage limit: one continuation at 2026-11-30T12:03:00Z (reset + 3m, leaving the agent's own auto-continue its chance)",
+			"wake +3h3m",
+			"state usage_limit until +3h (continuing at 2026-11-30T12:03:00Z)",
+		}},
+		{2 * time.Second, autoContinue, nil}, // the same news again changes nothing
+		{3*time.Hour + time.Minute, tick, []string{"wake +3h3m"}},
+		{3*time.Hour + 3*time.Minute, tick, []string{
+			"decide: sending attempt 1 (usage_limit): nothing holds it",
+			`inject #1 "go on"`,
+		}},
+	})
+}
+
+func TestAgentContinuingCancelsUsageLimitContinuation(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ev   call
+		want string
+	}{
+		{"turn started", event(classify.TurnStarted), "decide: the agent is working (turn_started): pending attempt 1 cancelled"},
+		{"activity", event(classify.AgentActivity), "decide: the agent is working (agent_activity): pending attempt 1 cancelled"},
+		{"person", typed("carry on"), "decide: the person typed a message: pending attempt 1 cancelled"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			run(t, continueSettings(), []step{
+				{0, limitHit(resetAt(reset)), []string{
+					limitEntry,
+					"decide: usage limit: one continuation at 2026-11-30T12:01:00Z (reset + 1m)",
+					"wake +3h1m",
+					"state usage_limit until +3h (continuing at 2026-11-30T12:01:00Z)",
+				}},
+				{3*time.Hour + 20*time.Second, c.ev, []string{c.want, "state working"}},
+				{3*time.Hour + time.Minute, tick, nil},
+			})
+		})
+	}
+}
+
+func TestUsageLimitWithoutResetTimeIsNeverContinued(t *testing.T) {
+	run(t, continueSettings(), []step{
+		{0, limitHit(), []string{
+			`entry "usage limit reached; no reset time given" usage_limit "` + limitText + `" attempts=0`,
+			"decide: usage limit without a reset time: nudge never guesses one; nothing will be sent",
+			"state usage_limit",
+		}},
+		{24 * time.Hour, tick, nil},
+	})
+}
+
+func TestUsageLimitReportedByAgentWaiting(t *testing.T) {
+	// OpenCode sleeping until a quota resets: no dead turn, repeated reports.
+	sleeping := event(classify.UsageLimited, func(ev *classify.Event) {
+		ev.Failure = &classify.Failure{Class: classify.UsageLimit, Message: "usage limit", ResetAt: reset}
+	})
+	run(t, testSettings(), []step{
+		{0, sleeping, []string{
+			`entry "usage limit reached; resets at 2026-11-30T12:00:00Z" usage_limit "usage limit" attempts=0`,
+			"decide: usage limit: continue after usage limit is off; nothing will be sent",
+			"state usage_limit until +3h",
+		}},
+		{time.Minute, sleeping, nil},
+	})
+}
+
+func TestSwitchingUsageLimitContinuation(t *testing.T) {
+	run(t, testSettings(), []step{
+		{0, limitHit(resetAt(reset)), []string{
+			limitEntry,
+			"decide: usage limit: continue after usage limit is off; nothing will be sent",
+			"state usage_limit until +3h",
+		}},
+		{time.Hour, reconfigure(func(s *Settings) { s.ContinueAfterUsageLimit = true }), []string{
+			"decide: usage limit: one continuation at 2026-11-30T12:01:00Z (reset + 1m)",
+			"wake +3h1m",
+			"state usage_limit until +3h (continuing at 2026-11-30T12:01:00Z)",
+		}},
+		{2 * time.Hour, reconfigure(func(s *Settings) { s.ContinueAfterUsageLimit = false }), []string{
+			"decide: continue after usage limit is off: the continuation is cancelled",
+			"state usage_limit until +3h",
+		}},
+		{3*time.Hour + time.Minute, tick, nil},
+	})
+}
+
+func TestUsageLimitContinuationWaitsForBox(t *testing.T) {
+	run(t, continueSettings(), []step{
+		{0, limitHit(resetAt(reset)), []string{
+			limitEntry,
+			"decide: usage limit: one continuation at 2026-11-30T12:01:00Z (reset + 1m)",
+			"wake +3h1m",
+			"state usage_limit until +3h (continuing at 2026-11-30T12:01:00Z)",
+		}},
+		{time.Hour, event(classify.BoxOpened, process(StatusWaiting, "input needed")), nil},
+		{3*time.Hour + time.Minute, tick, []string{
+			"decide: attempt 1 is due but a box is open (input needed): next check at 2026-11-30T12:01:10Z",
+			"state waiting_box until +3h1m10s (a box is open (input needed))",
+			"wake +3h1m10s",
+		}},
+		{3*time.Hour + time.Minute + 5*time.Second, event(classify.BoxClosed, process(StatusIdle, "")), []string{
+			"decide: nothing holds attempt 1 any more: checking again now",
+			"state usage_limit until +3h (continuing at 2026-11-30T12:01:05Z)",
+			"wake +3h1m5s",
+		}},
+		{3*time.Hour + time.Minute + 5*time.Second, tick, []string{
+			"decide: sending attempt 1 (usage_limit): nothing holds it",
+			`inject #1 "go on"`,
+		}},
+	})
+}

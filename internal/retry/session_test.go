@@ -1,0 +1,566 @@
+package retry
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"nudge/internal/classify"
+)
+
+const pe = classify.ProviderError
+
+// These lines repeat in many scenarios.
+var (
+	schedule1 = []string{
+		"decide: provider error: attempt 1 of 3 in 10s",
+		"state retrying until +10s (attempt 1 of 3)",
+		"wake +10s",
+	}
+	send1 = []string{
+		"decide: sending attempt 1 (retry): nothing holds it",
+		`inject #1 "go on"`,
+	}
+	delivered1 = []string{
+		"decide: attempt 1 delivered; waiting for its turn to end",
+		"state working (continuation sent (attempt 1 of 3))",
+	}
+	echo1 = []string{"decide: user message is nudge's own attempt 1: its turn started"}
+)
+
+// attempt1 is a dead turn at 0 and attempt 1 sent, delivered and started at 10 s.
+func attempt1() []step {
+	return []step{
+		{0, fail(pe, err500), schedule1},
+		{10 * time.Second, tick, send1},
+		{10 * time.Second, delivered(1, nil), delivered1},
+		{11 * time.Second, typed(testMessage), echo1},
+	}
+}
+
+func steps(parts ...[]step) []step {
+	var out []step
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+func TestThreeAttemptsThenGiveUp(t *testing.T) {
+	run(t, testSettings(), steps(attempt1(), []step{
+		{3 * time.Minute, fail(pe, err529), []string{
+			"decide: provider error: attempt 2 of 3 in 30s",
+			"state retrying until +3m30s (attempt 2 of 3)",
+			"wake +3m30s",
+		}},
+		{3*time.Minute + 20*time.Second, tick, []string{"wake +3m30s"}}, // early: re-armed only
+		{3*time.Minute + 30*time.Second, tick, []string{
+			"decide: sending attempt 2 (retry): nothing holds it",
+			`inject #2 "go on"`,
+		}},
+		{3*time.Minute + 30*time.Second, delivered(2, nil), []string{
+			"decide: attempt 2 delivered; waiting for its turn to end",
+			"state working (continuation sent (attempt 2 of 3))",
+		}},
+		// the agent may record the typed text with other white space
+		{3*time.Minute + 31*time.Second, typed("  go \n on "), []string{
+			"decide: user message is nudge's own attempt 2: its turn started",
+		}},
+		{6 * time.Minute, fail(pe, err529), []string{
+			"decide: provider error: attempt 3 of 3 in 1m30s",
+			"state retrying until +7m30s (attempt 3 of 3)",
+			"wake +7m30s",
+		}},
+		{7*time.Minute + 30*time.Second, tick, []string{
+			"decide: sending attempt 3 (retry): nothing holds it",
+			`inject #3 "go on"`,
+		}},
+		{7*time.Minute + 30*time.Second, delivered(3, nil), []string{
+			"decide: attempt 3 delivered; waiting for its turn to end",
+			"state working (continuation sent (attempt 3 of 3))",
+		}},
+		{7*time.Minute + 31*time.Second, typed(testMessage), []string{
+			"decide: user message is nudge's own attempt 3: its turn started",
+		}},
+		{10 * time.Minute, fail(pe, err529), []string{
+			"decide: gave up after 3 attempts; latest error: API Error: 529 Overloaded: telling the person",
+			`entry "gave up after 3 attempts; latest error: API Error: 529 Overloaded" provider_error "API Error: 500 Internal server error" attempts=3 latest="API Error: 529 Overloaded"`,
+			`notify "testagent needs attention" "/home/dev/project: gave up after 3 attempts; latest error: API Error: 529 Overloaded — API Error: 500 Internal server error"`,
+			"state gave_up (gave up after 3 attempts)",
+		}},
+		// never more attempts in this episode; the dead turn is still recorded
+		{11 * time.Minute, fail(pe, err529), []string{
+			"decide: provider error after nudge gave up on this episode: no more attempts",
+			`entry "the turn failed again after nudge gave up; not retried" provider_error "API Error: 529 Overloaded" attempts=3`,
+		}},
+		{20 * time.Minute, tick, nil},
+	}))
+}
+
+func TestGiveUpSameErrorHasNoLatest(t *testing.T) {
+	set := testSettings()
+	set.Delays = []time.Duration{5 * time.Second}
+	run(t, set, []step{
+		{0, fail(pe, err500), []string{
+			"decide: provider error: attempt 1 of 1 in 5s",
+			"state retrying until +5s (attempt 1 of 1)",
+			"wake +5s",
+		}},
+		{5 * time.Second, tick, send1},
+		{time.Minute, fail(pe, err500), []string{
+			"decide: gave up after 1 attempt: telling the person",
+			`entry "gave up after 1 attempt" provider_error "API Error: 500 Internal server error" attempts=1`,
+			`notify "testagent needs attention" "/home/dev/project: gave up after 1 attempt — API Error: 500 Internal server error"`,
+			"state gave_up (gave up after 1 attempt)",
+		}},
+	})
+}
+
+func TestDelaysAreCappedAtThree(t *testing.T) {
+	set := testSettings()
+	set.Delays = []time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second}
+	run(t, set, []step{
+		{0, fail(pe, err500), []string{
+			"decide: provider error: attempt 1 of 3 in 1s",
+			"state retrying until +1s (attempt 1 of 3)",
+			"wake +1s",
+		}},
+	})
+}
+
+func TestTimingIsFromDetection(t *testing.T) {
+	// A dead turn recorded an hour before nudge saw it still waits 10 s from now.
+	run(t, testSettings(), []step{
+		{time.Minute, fail(pe, err500, recorded(t0.Add(-time.Hour))), []string{
+			"decide: provider error: attempt 1 of 3 in 10s",
+			"state retrying until +1m10s (attempt 1 of 3)",
+			"wake +1m10s",
+		}},
+		{time.Minute + 9*time.Second, tick, []string{"wake +1m10s"}},
+		{time.Minute + 10*time.Second, tick, send1},
+	})
+}
+
+func TestCompletedTurnResetsCounter(t *testing.T) {
+	run(t, testSettings(), steps(attempt1(), []step{
+		{time.Minute, event(classify.TurnDone), []string{
+			"decide: turn completed: attempt counter reset",
+			"state finished",
+		}},
+		{2 * time.Minute, fail(pe, err529), []string{
+			"decide: provider error: attempt 1 of 3 in 10s",
+			"state retrying until +2m10s (attempt 1 of 3)",
+			"wake +2m10s",
+		}},
+	}))
+}
+
+func TestDeliveredAttemptCountsWithoutATurn(t *testing.T) {
+	run(t, testSettings(), steps(attempt1()[:3], []step{
+		{5 * time.Minute, fail(pe, err529), []string{
+			"decide: provider error: attempt 2 of 3 in 30s",
+			"state retrying until +5m30s (attempt 2 of 3)",
+			"wake +5m30s",
+		}},
+	}))
+}
+
+func TestPersonTypingEndsEpisode(t *testing.T) {
+	run(t, testSettings(), steps(attempt1(), []step{
+		{time.Minute, fail(pe, err529), []string{
+			"decide: provider error: attempt 2 of 3 in 30s",
+			"state retrying until +1m30s (attempt 2 of 3)",
+			"wake +1m30s",
+		}},
+		{time.Minute + 10*time.Second, typed("no, do it the other way"), []string{
+			"decide: the person typed a message: pending attempt 2 cancelled",
+			"state working",
+		}},
+		{time.Minute + 30*time.Second, tick, nil},
+		{2 * time.Minute, fail(pe, err500), []string{ // a new episode: counter starts over
+			"decide: provider error: attempt 1 of 3 in 10s",
+			"state retrying until +2m10s (attempt 1 of 3)",
+			"wake +2m10s",
+		}},
+	}))
+}
+
+func TestSameTextAfterEchoWindowIsAPerson(t *testing.T) {
+	run(t, testSettings(), steps(attempt1()[:3], []step{
+		// sent at +10s; the window ends at +2m10s
+		{2*time.Minute + 11*time.Second, typed(testMessage), []string{
+			"decide: the person typed a message: retry episode over, attempt counter reset",
+			"state working",
+		}},
+		{3 * time.Minute, fail(pe, err500), []string{
+			"decide: provider error: attempt 1 of 3 in 10s",
+			"state retrying until +3m10s (attempt 1 of 3)",
+			"wake +3m10s",
+		}},
+	}))
+}
+
+func TestEchoIsRecognisedOnce(t *testing.T) {
+	run(t, testSettings(), steps(attempt1(), []step{
+		{12 * time.Second, typed(testMessage), []string{
+			"decide: the person typed a message: retry episode over, attempt counter reset",
+			"state working",
+		}},
+	}))
+}
+
+func TestAgentWorkingCancelsPendingKeepsCounter(t *testing.T) {
+	for _, kind := range []classify.Kind{classify.TurnStarted, classify.AgentActivity, classify.AgentRetrying} {
+		t.Run(string(kind), func(t *testing.T) {
+			working := "state working"
+			if kind == classify.AgentRetrying {
+				working = "state working (the agent is retrying by itself)"
+			}
+			run(t, testSettings(), steps(attempt1(), []step{
+				{time.Minute, fail(pe, err529), []string{
+					"decide: provider error: attempt 2 of 3 in 30s",
+					"state retrying until +1m30s (attempt 2 of 3)",
+					"wake +1m30s",
+				}},
+				{time.Minute + 5*time.Second, event(kind), []string{
+					"decide: the agent is working (" + string(kind) + "): pending attempt 2 cancelled",
+					working,
+				}},
+				{time.Minute + 30*time.Second, tick, nil},
+				{2 * time.Minute, fail(pe, err529), []string{ // attempt 1 was used: the next is 2
+					"decide: provider error: attempt 2 of 3 in 30s",
+					"state retrying until +2m30s (attempt 2 of 3)",
+					"wake +2m30s",
+				}},
+			}))
+		})
+	}
+}
+
+func TestActivityOlderThanDeadTurnIsIgnored(t *testing.T) {
+	run(t, testSettings(), []step{
+		{0, fail(pe, err500), schedule1},
+		{2 * time.Second, event(classify.AgentActivity, recorded(t0.Add(-5*time.Second))), []string{
+			"decide: agent_activity recorded before the dead turn; ignored",
+		}},
+		{10 * time.Second, tick, send1},
+	})
+}
+
+func TestBoxHoldsThenGivesUp(t *testing.T) {
+	set := testSettings()
+	set.BoxFirstCheck, set.BoxMaxGap, set.BoxGiveUp = time.Second, 4*time.Second, 15*time.Second
+	check := func(at, next string) []string {
+		return []string{
+			"decide: attempt 1 is due but a box is open (permission prompt): next check at 2026-11-30T09:00:" + next + "Z",
+			"state waiting_box until +" + at + " (a box is open (permission prompt))",
+			"wake +" + at,
+		}
+	}
+	run(t, set, []step{
+		{0, fail(pe, err500), schedule1},
+		{2 * time.Second, event(classify.BoxOpened, process(StatusWaiting, "permission prompt")), nil},
+		{10 * time.Second, tick, check("11s", "11")},
+		{11 * time.Second, tick, check("13s", "13")},
+		{13 * time.Second, tick, check("17s", "17")},
+		{17 * time.Second, tick, check("21s", "21")},
+		{21 * time.Second, tick, check("25s", "25")}, // capped at first seen + 15 s
+		{25 * time.Second, tick, []string{
+			"decide: gave up: a box stayed open for 15s (permission prompt): telling the person",
+			`entry "gave up: a box stayed open for 15s (permission prompt)" provider_error "API Error: 500 Internal server error" attempts=0`,
+			`notify "testagent needs attention" "/home/dev/project: gave up: a box stayed open for 15s (permission prompt) — API Error: 500 Internal server error"`,
+			"state gave_up (gave up: a box stayed open for 15s (permission prompt))",
+		}},
+		{time.Minute, tick, nil},
+	})
+}
+
+func TestBoxGapsGrowToMax(t *testing.T) {
+	// Defaults: 10 s, then doubling to 5 min.
+	var s []step
+	s = append(s, step{0, fail(pe, err500), schedule1},
+		step{time.Second, event(classify.BoxOpened, func(ev *classify.Event) { ev.Box = "question" }), nil})
+	at := 10 * time.Second
+	for _, gap := range []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second,
+		160 * time.Second, 300 * time.Second, 300 * time.Second} {
+		next := at + gap
+		s = append(s, step{at, tick, []string{
+			"decide: attempt 1 is due but a box is open (question): next check at " + stamp(t0.Add(next)),
+			"state waiting_box until " + offset(t0.Add(next)) + " (a box is open (question))",
+			"wake " + offset(t0.Add(next)),
+		}})
+		at = next
+	}
+	run(t, testSettings(), s)
+}
+
+func TestBoxClosedRetriesPromptly(t *testing.T) {
+	for name, closed := range map[string]call{
+		"hook":     event(classify.BoxClosed),
+		"registry": event(classify.BoxClosed, process(StatusIdle, "")),
+	} {
+		t.Run(name, func(t *testing.T) {
+			run(t, testSettings(), []step{
+				{0, fail(pe, err500), schedule1},
+				{2 * time.Second, event(classify.BoxOpened, process(StatusWaiting, "permission prompt")), nil},
+				{10 * time.Second, tick, []string{
+					"decide: attempt 1 is due but a box is open (permission prompt): next check at 2026-11-30T09:00:20Z",
+					"state waiting_box until +20s (a box is open (permission prompt))",
+					"wake +20s",
+				}},
+				{12 * time.Second, closed, []string{
+					"decide: nothing holds attempt 1 any more: checking again now",
+					"state retrying until +12s (attempt 1 of 3)",
+					"wake +12s",
+				}},
+				{12 * time.Second, tick, send1},
+				{20 * time.Second, tick, nil},
+			})
+		})
+	}
+}
+
+func TestNotIdleHoldsUntilIdle(t *testing.T) {
+	run(t, testSettings(), []step{
+		// busy from before the dead turn: the registry has not caught up
+		{0, event(classify.TurnStarted, process(StatusBusy, "")), []string{"state working"}},
+		{time.Second, fail(pe, err500), []string{
+			"decide: provider error: attempt 1 of 3 in 10s",
+			"state retrying until +11s (attempt 1 of 3)",
+			"wake +11s",
+		}},
+		{11 * time.Second, tick, []string{
+			`decide: attempt 1 is due but the agent is not idle (status "busy"): next check at 2026-11-30T09:00:21Z`,
+			`state retrying until +21s (the agent is not idle (status "busy"))`,
+			"wake +21s",
+		}},
+		{15 * time.Second, event(classify.AgentIdle, process(StatusIdle, "")), []string{
+			"decide: nothing holds attempt 1 any more: checking again now",
+			"state retrying until +15s (attempt 1 of 3)",
+			"wake +15s",
+		}},
+		{15 * time.Second, tick, send1},
+	})
+}
+
+func TestStaleRegistryStatusIsIgnored(t *testing.T) {
+	run(t, testSettings(), []step{
+		{0, fail(pe, err500), schedule1},
+		{time.Second, event(classify.AgentActivity, process(StatusBusy, ""), recorded(t0.Add(-10*time.Second))), []string{
+			`decide: registry status "busy" is older than the dead turn; ignored`,
+			"decide: agent_activity recorded before the dead turn; ignored",
+		}},
+		{10 * time.Second, tick, send1},
+	})
+}
+
+func TestBusyAfterDeadTurnCancels(t *testing.T) {
+	run(t, testSettings(), []step{
+		{0, fail(pe, err500), schedule1},
+		{3 * time.Second, event(classify.AgentActivity, process(StatusBusy, "")), []string{
+			`decide: the agent's registry says it is busy: pending attempt 1 cancelled`,
+			"state working",
+		}},
+		{10 * time.Second, tick, nil},
+	})
+}
+
+func TestProcessGone(t *testing.T) {
+	gone := []string{
+		"decide: continuation could not be delivered: agent process is gone: telling the person",
+		`entry "continuation could not be delivered: agent process is gone" provider_error "API Error: 500 Internal server error" attempts=0`,
+		`notify "testagent needs attention" "/home/dev/project: continuation could not be delivered: agent process is gone — API Error: 500 Internal server error"`,
+		"state gave_up (continuation could not be delivered: agent process is gone)",
+	}
+	t.Run("while pending", func(t *testing.T) {
+		run(t, testSettings(), []step{
+			{0, fail(pe, err500), schedule1},
+			{5 * time.Second, event(classify.AgentIdle, process(StatusExited, "")), gone},
+			{10 * time.Second, tick, nil},
+		})
+	})
+	t.Run("before the dead turn", func(t *testing.T) {
+		run(t, testSettings(), []step{
+			{0, event(classify.AgentIdle, process(StatusExited, "")), nil},
+			{0, fail(pe, err500), schedule1},
+			{10 * time.Second, tick, gone},
+		})
+	})
+}
+
+func TestUndeliverable(t *testing.T) {
+	run(t, testSettings(), []step{
+		{0, fail(pe, err500), schedule1},
+		{10 * time.Second, tick, send1},
+		{11 * time.Second, delivered(1, errors.New("pane %3 is gone")), []string{
+			"decide: continuation could not be delivered: pane %3 is gone: telling the person",
+			`entry "continuation could not be delivered: pane %3 is gone" provider_error "API Error: 500 Internal server error" attempts=0`,
+			`notify "testagent needs attention" "/home/dev/project: continuation could not be delivered: pane %3 is gone — API Error: 500 Internal server error"`,
+			"state gave_up (continuation could not be delivered: pane %3 is gone)",
+		}},
+		{12 * time.Second, delivered(1, nil), []string{
+			"decide: delivery report for attempt 1 ignored: no such continuation is outstanding",
+		}},
+		{time.Minute, tick, nil},
+	})
+}
+
+func TestLateDeliveryFailureAfterPersonTyped(t *testing.T) {
+	run(t, testSettings(), []step{
+		{0, fail(pe, err500), schedule1},
+		{10 * time.Second, tick, send1},
+		{11 * time.Second, typed("never mind"), []string{
+			"decide: the person typed a message: retry episode over, attempt counter reset",
+			"state working",
+		}},
+		{12 * time.Second, delivered(1, errors.New("the agent is not idle")), []string{
+			"decide: attempt 1: delivery reported after the session moved on; nothing to do",
+		}},
+	})
+}
+
+func TestFailureClasses(t *testing.T) {
+	auth := func(ev *classify.Event) { ev.Failure.Hint = "run claude /login" }
+	cases := []struct {
+		name string
+		ev   call
+		want []string
+	}{
+		{"auth", fail(classify.Auth, "Invalid API key", auth), []string{
+			`entry "the agent needs you to sign in again: run claude /login" auth "Invalid API key" attempts=0`,
+			`notify "testagent needs sign-in" "/home/dev/project: the agent needs you to sign in again: run claude /login — Invalid API key"`,
+			"state needs_signin (run claude /login)",
+		}},
+		{"rejected", fail(classify.Rejected, "prompt is too long"), []string{
+			`entry "the provider refused the request; not retried" rejected "prompt is too long" attempts=0`,
+			"state failed",
+		}},
+		{"unknown", fail(classify.Unknown, "something odd"), []string{
+			`entry "the turn failed with an error nudge does not recognise; not retried" unknown "something odd" attempts=0`,
+			"state failed",
+		}},
+		{"cancelled", fail(classify.Cancelled, "[Request interrupted by user]"), []string{"state cancelled"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			run(t, testSettings(), []step{{0, c.ev, c.want}, {10 * time.Second, tick, nil}})
+		})
+	}
+}
+
+func TestOtherClassEndsPendingEpisode(t *testing.T) {
+	run(t, testSettings(), steps(attempt1(), []step{
+		{time.Minute, fail(pe, err529), []string{
+			"decide: provider error: attempt 2 of 3 in 30s",
+			"state retrying until +1m30s (attempt 2 of 3)",
+			"wake +1m30s",
+		}},
+		{time.Minute + 5*time.Second, fail(classify.Rejected, "model not found"), []string{
+			"decide: the provider refused the request: pending attempt 2 cancelled",
+			`entry "the provider refused the request; not retried" rejected "model not found" attempts=1`,
+			"state failed",
+		}},
+		{time.Minute + 30*time.Second, tick, nil},
+		{time.Minute + 40*time.Second, fail(classify.Cancelled, ""), []string{"state cancelled"}},
+	}))
+}
+
+func TestRetryOff(t *testing.T) {
+	set := testSettings()
+	set.Enabled = false
+	off := func(msg string) []string {
+		return []string{
+			"decide: retry is off: one Inbox entry, no continuation",
+			`entry "the turn failed with a provider error; retry is off" provider_error "` + msg + `" attempts=0`,
+		}
+	}
+	run(t, set, []step{
+		{0, fail(pe, err500), append(off(err500), "state failed")},
+		{10 * time.Second, tick, nil},
+		{20 * time.Second, fail(pe, err529), off(err529)}, // each dead turn: exactly one entry
+		{20 * time.Second, fail(pe, err529, recorded(t0.Add(19*time.Second))), []string{
+			"decide: dead turn already handled (the same record again); ignored",
+		}},
+	})
+}
+
+func TestSwitchingRetryOffCancelsPending(t *testing.T) {
+	run(t, testSettings(), steps(attempt1(), []step{
+		{time.Minute, fail(pe, err529), []string{
+			"decide: provider error: attempt 2 of 3 in 30s",
+			"state retrying until +1m30s (attempt 2 of 3)",
+			"wake +1m30s",
+		}},
+		{time.Minute + 5*time.Second, reconfigure(func(s *Settings) { s.Enabled = false }), []string{
+			"decide: retry is off: pending attempt 2 cancelled",
+			`entry "the turn failed with a provider error; retry is off" provider_error "API Error: 500 Internal server error" attempts=1 latest="API Error: 529 Overloaded"`,
+			"state failed",
+		}},
+		{time.Minute + 30*time.Second, tick, nil},
+		{2 * time.Minute, reconfigure(func(s *Settings) { s.Enabled = true }), nil}, // no resurrection
+		{3 * time.Minute, tick, nil},
+	}))
+}
+
+func TestDuplicateDeadTurn(t *testing.T) {
+	rec := recorded(t0.Add(-time.Second))
+	run(t, testSettings(), []step{
+		{0, fail(pe, err500, rec), schedule1},
+		{time.Second, fail(pe, err500, rec), []string{"decide: dead turn already handled (the same record again); ignored"}},
+		{10 * time.Second, tick, send1},
+		{11 * time.Second, fail(pe, err500, rec), []string{"decide: dead turn already handled (the same record again); ignored"}},
+		{20 * time.Second, tick, nil},
+	})
+}
+
+func TestDuplicateDeadTurnWithoutRecordTime(t *testing.T) {
+	untimed := recorded(time.Time{})
+	run(t, testSettings(), []step{
+		{0, fail(pe, err500, untimed), schedule1},
+		{time.Second, fail(pe, err500, untimed), []string{"decide: dead turn already handled (the same record again); ignored"}},
+		{10 * time.Second, tick, send1},
+		{10 * time.Second, delivered(1, nil), delivered1},
+		{11 * time.Second, typed(testMessage), echo1},
+		{time.Minute, fail(pe, err500, untimed), []string{ // something happened in between: a new dead turn
+			"decide: provider error: attempt 2 of 3 in 30s",
+			"state retrying until +1m30s (attempt 2 of 3)",
+			"wake +1m30s",
+		}},
+	})
+}
+
+func TestPause(t *testing.T) {
+	set := testSettings()
+	set.Paused = true
+	run(t, set, []step{
+		{0, fail(pe, err500), schedule1},
+		{10 * time.Second, tick, []string{
+			"decide: paused: attempt 1 waits until nudge is unpaused",
+			"state retrying until +10s (attempt 1 of 3, paused)",
+		}},
+		{time.Minute, tick, nil},
+		{2 * time.Minute, reconfigure(func(s *Settings) { s.Paused = false }), []string{
+			"decide: unpaused: attempt 1 is re-checked at 2026-11-30T09:02:00Z",
+			"state retrying until +2m (attempt 1 of 3)",
+			"wake +2m",
+		}},
+		{2 * time.Minute, tick, send1},
+	})
+}
+
+func TestPauseBeforeDue(t *testing.T) {
+	run(t, testSettings(), []step{
+		{0, fail(pe, err500), schedule1},
+		{2 * time.Second, reconfigure(func(s *Settings) { s.Paused = true }), []string{
+			"decide: paused: attempt 1 waits until nudge is unpaused",
+			"state retrying until +10s (attempt 1 of 3, paused)",
+		}},
+		{10 * time.Second, tick, nil},
+		{12 * time.Second, reconfigure(func(s *Settings) { s.Paused = false }), []string{
+			"decide: unpaused: attempt 1 is re-checked at 2026-11-30T09:00:12Z",
+			"state retrying until +12s (attempt 1 of 3)",
+			"wake +12s",
+		}},
+		{12 * time.Second, tick, send1},
+	})
+}
