@@ -1,0 +1,126 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"nudge/internal/classify"
+)
+
+func newClassifyCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "classify [--agent NAME] [--json] FILE...",
+		Short: "Read session files offline and print their events",
+		Args:  args(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, files []string) error {
+			name, _ := cmd.Flags().GetString("agent")
+			asJSON, _ := cmd.Flags().GetBool("json")
+			var forced *classify.Agent
+			if name != "" {
+				a, ok := classify.Lookup(name)
+				if !ok {
+					return usageError{fmt.Errorf("unknown agent %q (known: %s)", name, agentNames())}
+				}
+				forced = &a
+			}
+			out := cmd.OutOrStdout()
+			var tw *tabwriter.Writer
+			if !asJSON {
+				tw = tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "TIME\tAGENT\tSESSION\tKIND\tCLASS\tMESSAGE")
+			}
+			failed := 0
+			for _, file := range files {
+				agent, err := agentFor(file, forced)
+				if err == nil {
+					err = printEvents(out, tw, file, agent)
+				}
+				if err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "nudge: %s: %v\n", file, err)
+					failed++
+				}
+			}
+			if tw != nil {
+				tw.Flush()
+			}
+			if failed > 0 {
+				return fmt.Errorf("%d of %d files could not be read", failed, len(files))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().String("agent", "", "the agent that wrote the files ("+agentNames()+"); default: recognised from each file")
+	cmd.Flags().Bool("json", false, "one JSON object per event and line")
+	return cmd
+}
+
+func agentNames() string {
+	var names []string
+	for _, a := range classify.Agents() {
+		names = append(names, a.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+func agentFor(file string, forced *classify.Agent) (classify.Agent, error) {
+	if forced != nil {
+		return *forced, nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return classify.Agent{}, err
+	}
+	defer f.Close()
+	head := make([]byte, 64<<10)
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return classify.Agent{}, err
+	}
+	a, ok := classify.Recognize(file, head[:n])
+	if !ok {
+		return classify.Agent{}, fmt.Errorf("cannot tell which agent wrote it; pass --agent")
+	}
+	return a, nil
+}
+
+func printEvents(out io.Writer, tw *tabwriter.Writer, file string, agent classify.Agent) error {
+	events, err := classify.ReadFile(file, agent)
+	if err != nil {
+		return err
+	}
+	for _, ev := range events {
+		if tw == nil {
+			b, err := ev.MarshalLine()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "%s\n", b)
+			continue
+		}
+		class, msg := "", ""
+		if f := ev.Failure; f != nil {
+			class, msg = string(f.Class), f.Message
+			if !f.ResetAt.IsZero() {
+				msg += " (resets " + f.ResetAt.UTC().Format(time.RFC3339) + ")"
+			}
+		}
+		if ev.Kind == classify.UserMessage {
+			msg = ev.Text
+		}
+		if len(msg) > 100 {
+			msg = msg[:97] + "..."
+		}
+		when := "-"
+		if !ev.Time.IsZero() {
+			when = ev.Time.UTC().Format("2006-01-02T15:04:05Z")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", when, ev.Agent, ev.Session, ev.Kind, class, strings.ReplaceAll(msg, "\n", " "))
+	}
+	return nil
+}

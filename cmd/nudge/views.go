@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"nudge/internal/config"
+	"nudge/internal/daemon"
+	"nudge/internal/inbox"
+	"nudge/internal/status"
+)
+
+func newStatusCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "status [--json]",
+		Short: "Show the watched sessions and their state",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			st, err := currentStatus(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
+				return printJSON(cmd.OutOrStdout(), st)
+			}
+			printStatus(cmd.OutOrStdout(), st)
+			return nil
+		},
+	}
+	cmd.Flags().Bool("json", false, "print one JSON object")
+	return cmd
+}
+
+// currentStatus asks the running daemon; with none running it shows the
+// stored sessions and daemon: null.
+func currentStatus(ctx context.Context, cfg config.Config) (status.Status, error) {
+	st, err := daemon.NewClient(cfg.DataDir).Status(ctx)
+	if err == nil {
+		return st, nil
+	}
+	if !errors.Is(err, daemon.ErrNotRunning) {
+		return st, err
+	}
+	st = status.Status{Sessions: []status.Session{}}
+	db, ok, err := openInbox(cfg)
+	if err != nil || !ok {
+		return st, err
+	}
+	defer db.Close()
+	rows, err := db.Sessions(ctx)
+	if err != nil {
+		return st, err
+	}
+	for _, r := range rows {
+		s := status.Session{Agent: r.Agent, Session: r.Session, Project: r.Project, State: r.State, Note: r.Note, UpdatedAt: r.UpdatedAt}
+		if !r.Until.IsZero() {
+			u := r.Until.UTC()
+			if r.State == "usage_limit" {
+				s.ResetAt = &u
+			} else {
+				s.RetryAt = &u
+			}
+		}
+		st.Sessions = append(st.Sessions, s)
+	}
+	return st, nil
+}
+
+func printStatus(w io.Writer, st status.Status) {
+	if d := st.Daemon; d != nil {
+		ready := "scanning"
+		if d.Ready {
+			ready = "ready"
+		}
+		fmt.Fprintf(w, "nudge %s running (pid %d) since %s, %s; %d files watched, %d open\n",
+			d.Version, d.PID, d.StartedAt.Local().Format(time.DateTime), ready, d.FilesWatched, d.FilesOpen)
+	} else {
+		fmt.Fprintln(w, "nudge is not running")
+	}
+	if s := st.Settings; s != nil {
+		fmt.Fprintf(w, "retry after API errors: %s · continue after usage limit: %s%s\n", onOff(s.RetryEnabled), onOff(s.ContinueAfterUsageLimit), map[bool]string{true: " · PAUSED"}[s.Paused])
+	}
+	if len(st.Sessions) == 0 {
+		fmt.Fprintln(w, "no sessions seen yet")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "AGENT\tSESSION\tPROJECT\tSTATE")
+	for _, s := range st.Sessions {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Agent, s.Session, s.Project, describeState(s))
+	}
+	tw.Flush()
+}
+
+func describeState(s status.Session) string {
+	out := strings.ReplaceAll(s.State, "_", " ")
+	switch {
+	case s.RetryAt != nil && s.State == "retrying":
+		out = fmt.Sprintf("retrying in %s", max(time.Until(*s.RetryAt), 0).Round(time.Second))
+	case s.ResetAt != nil:
+		out = "usage limit until " + s.ResetAt.Local().Format(time.DateTime)
+	case s.State == "waiting_box":
+		out = "waiting for a box"
+	case s.State == "needs_signin":
+		out = "needs sign-in"
+	}
+	if s.Note != "" {
+		out += " (" + s.Note + ")"
+	}
+	return out
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+func newInboxCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "inbox [--json] [--unread]",
+		Short: "Show Inbox entries, newest first",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			unread, _ := cmd.Flags().GetBool("unread")
+			asJSON, _ := cmd.Flags().GetBool("json")
+			entries := []inbox.EntryRow{}
+			db, ok, err := openInbox(cfg)
+			if err != nil {
+				return err
+			}
+			if ok {
+				defer db.Close()
+				if entries, err = db.Entries(cmd.Context(), unread); err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), entries)
+			}
+			if len(entries) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "the Inbox is empty")
+				return nil
+			}
+			for _, e := range entries {
+				mark := " "
+				if !e.Read {
+					mark = "●"
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s %s  %s  %s  %s\n  %s\n", mark, e.Time.Local().Format(time.DateTime), e.Agent, e.Project, e.Session, e.What)
+				if e.ErrorText != "" {
+					fmt.Fprintf(cmd.OutOrStdout(), "  error: %s\n", e.ErrorText)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().Bool("json", false, "print JSON")
+	cmd.Flags().Bool("unread", false, "only unread entries")
+	return cmd
+}
+
+func newExplainCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "explain SESSION [--json]",
+		Short: "Show one session's timeline: events, decisions, attempts",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			db, ok, err := openInbox(cfg)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fmt.Errorf("no session %q: nudge has not recorded anything yet", a[0])
+			}
+			defer db.Close()
+			row, err := findSession(cmd.Context(), db, a[0])
+			if err != nil {
+				return err
+			}
+			events, decisions, attempts, err := db.Timeline(cmd.Context(), row.Agent, row.Session)
+			if err != nil {
+				return err
+			}
+			t := newTimeline(row, events, decisions, attempts)
+			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
+				return printJSON(cmd.OutOrStdout(), t)
+			}
+			t.print(cmd.OutOrStdout())
+			return nil
+		},
+	}
+	cmd.Flags().Bool("json", false, "print one JSON object")
+	return cmd
+}
+
+// findSession matches a session id or a unique prefix of one.
+func findSession(ctx context.Context, db *inbox.DB, id string) (inbox.SessionRow, error) {
+	rows, err := db.Sessions(ctx)
+	if err != nil {
+		return inbox.SessionRow{}, err
+	}
+	var found []inbox.SessionRow
+	for _, r := range rows {
+		if r.Session == id {
+			return r, nil
+		}
+		if strings.HasPrefix(r.Session, id) {
+			found = append(found, r)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return inbox.SessionRow{}, fmt.Errorf("no session %q", id)
+	case 1:
+		return found[0], nil
+	}
+	return inbox.SessionRow{}, usageError{fmt.Errorf("%q matches %d sessions; give more of the id", id, len(found))}
+}
+
+// openInbox opens the database if it exists; ok is false when nudge never ran.
+func openInbox(cfg config.Config) (*inbox.DB, bool, error) {
+	path := filepath.Join(cfg.DataDir, "nudge.db")
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	db, err := inbox.Open(path)
+	if err != nil {
+		return nil, false, err
+	}
+	return db, true, nil
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,210 @@
+package pipe
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// (a) A 500 is continued after the first delay; the success that follows
+// resets the counter, so the next dead turn starts again at attempt 1.
+func TestProviderErrorIsContinuedAndSuccessResets(t *testing.T) {
+	w := newWorld(t, "1s,1s,1s")
+	w.startDaemon()
+	w.startAgent("500,ok,500,ok")
+	w.typeLine("hello")
+	w.eventually("the continuation reaches the pane", 15*time.Second, func() bool { return w.continuations() == 1 })
+	w.eventually("the turn completes", 10*time.Second, func() bool { return w.state() == "finished" })
+
+	w.typeLine("second task")
+	w.eventually("the second dead turn is continued too", 15*time.Second, func() bool { return w.continuations() == 2 })
+	w.eventually("and completes", 10*time.Second, func() bool { return w.state() == "finished" })
+
+	got := w.receivedLines()
+	want := []string{"hello", continuation, "second task", continuation}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("pane received %q, want %q", got, want)
+	}
+	var tl struct {
+		Events []struct {
+			Kind       string
+			Time       *time.Time
+			DetectedAt time.Time `json:"detected_at"`
+		}
+		Attempts []struct {
+			Attempt int
+			Status  string
+			Backend string
+		}
+	}
+	out, err := w.nudge("explain", "--json", "11111111")
+	must(t, err)
+	must(t, json.Unmarshal(out, &tl))
+	if len(tl.Attempts) != 2 {
+		t.Fatalf("explain lists %d attempts, want 2: %s", len(tl.Attempts), out)
+	}
+	for _, a := range tl.Attempts {
+		if a.Attempt != 1 || a.Status != "sent" || a.Backend != "tmux" {
+			t.Errorf("attempt %+v: want attempt 1 sent through tmux (a success resets the counter)", a)
+		}
+	}
+	failed := 0
+	for _, e := range tl.Events {
+		if e.Kind == "turn_failed" {
+			failed++
+			if e.Time == nil || e.DetectedAt.IsZero() || e.DetectedAt.Before(*e.Time) {
+				t.Errorf("event times: record %v, detected %v", e.Time, e.DetectedAt)
+			}
+		}
+	}
+	if failed != 2 {
+		t.Errorf("explain shows %d dead turns, want 2", failed)
+	}
+	if es := w.inbox(); len(es) != 0 {
+		t.Errorf("recovered turns must not fill the Inbox: %+v", es)
+	}
+}
+
+// (b) Four failures in a row: exactly three continuations, then one Inbox
+// entry with the original error text and one notification.
+func TestGivesUpAfterThreeAttempts(t *testing.T) {
+	w := newWorld(t, "1s,1s,1s")
+	w.startDaemon()
+	w.startAgent("500,500,500,500")
+	w.typeLine("hello")
+	w.eventually("an Inbox entry", 30*time.Second, func() bool { return len(w.inbox()) > 0 })
+	n := w.notes.Next(t)
+	w.never("a fourth continuation", 3*time.Second, func() bool { return w.continuations() > 3 })
+	if got := w.continuations(); got != 3 {
+		t.Fatalf("%d continuations, want exactly 3", got)
+	}
+	es := w.inbox()
+	if len(es) != 1 {
+		t.Fatalf("%d Inbox entries, want 1: %+v", len(es), es)
+	}
+	e := es[0]
+	if !strings.Contains(e.ErrorText, "API Error: 500 Internal server error") || e.Agent != "claude" ||
+		!strings.HasPrefix(e.Session, "11111111") || e.Attempts != 3 || !strings.HasSuffix(e.Project, "project") {
+		t.Errorf("entry %+v: want the original error text, agent, project, session and 3 attempts", e)
+	}
+	if n.AppName != "nudge" || !strings.Contains(n.Summary+n.Body, "500") {
+		t.Errorf("notification %+v: want nudge's, with the error", n)
+	}
+	select {
+	case extra := <-w.notes.Notifications():
+		t.Errorf("a second notification: %+v", extra)
+	case <-time.After(time.Second):
+	}
+	if s := w.state(); s != "gave_up" {
+		t.Errorf("state %q, want gave_up", s)
+	}
+}
+
+// (c) A person typing during the wait cancels the pending retry.
+func TestPersonsMessageCancelsTheRetry(t *testing.T) {
+	w := newWorld(t, "3s,3s,3s")
+	w.startDaemon()
+	w.startAgent("500,ok")
+	w.typeLine("hello")
+	w.eventually("the retry is scheduled", 10*time.Second, func() bool { return w.state() == "retrying" })
+	w.typeLine("never mind, do this instead")
+	w.never("a continuation", 6*time.Second, func() bool { return w.continuations() > 0 })
+	if s := w.state(); s != "finished" {
+		t.Errorf("state %q, want finished", s)
+	}
+}
+
+// (d) While a permission box is open nothing is typed; once it closes, the
+// continuation goes in.
+func TestNothingIsTypedWhileABoxIsOpen(t *testing.T) {
+	w := newWorld(t, "2s,2s,2s")
+	w.startDaemon()
+	w.startAgent("500,ok")
+	w.typeLine("hello")
+	w.eventually("the retry is scheduled", 10*time.Second, func() bool { return w.state() == "retrying" })
+	pid := w.agentPID()
+	must(t, syscall.Kill(pid, syscall.SIGUSR1)) // a box opens
+	w.eventually("nudge waits for the box", 10*time.Second, func() bool { return w.state() == "waiting_box" })
+	w.never("typing into the open box", 4*time.Second, func() bool { return len(w.receivedLines()) > 1 })
+	must(t, syscall.Kill(pid, syscall.SIGUSR2)) // the person answers it
+	w.eventually("the continuation after the box closed", 15*time.Second, func() bool { return w.continuations() == 1 })
+}
+
+// (e) A daemon killed between "sending" and "sent" never sends that
+// attempt again after a restart, and the person is told.
+func TestNoSecondSendAfterCrashDuringDelivery(t *testing.T) {
+	w := newWorld(t, "1s,1s,1s")
+	// A tmux in front of the real one that stalls the delivery, so the
+	// daemon can be killed in the middle of it.
+	realTmux, err := exec.LookPath("tmux")
+	must(t, err)
+	slow := filepath.Join(w.dir, "slowbin")
+	marker := filepath.Join(w.dir, "delivery-started")
+	must(t, os.MkdirAll(slow, 0o700))
+	script := "#!/bin/sh\nfor a in \"$@\"; do if [ \"$a\" = load-buffer ]; then touch " + marker + "; sleep 30; fi; done\nexec " + realTmux + " \"$@\"\n"
+	must(t, os.WriteFile(filepath.Join(slow, "tmux"), []byte(script), 0o700))
+	w.startDaemon("PATH=" + slow + ":" + os.Getenv("PATH"))
+	w.startAgent("500,ok")
+	w.typeLine("hello")
+	w.eventually("the delivery starts", 15*time.Second, func() bool { _, err := os.Stat(marker); return err == nil })
+	must(t, w.daemon.Process.Kill())
+	w.daemon.Wait()
+
+	w.startDaemon()
+	w.eventually("the person is told", 15*time.Second, func() bool { return len(w.inbox()) == 1 })
+	w.never("a second send", 4*time.Second, func() bool { return w.continuations() > 0 })
+	var tl struct {
+		Attempts []struct {
+			Attempt int
+			Status  string
+			Reason  string
+		}
+	}
+	out, err := w.nudge("explain", "--json", "11111111")
+	must(t, err)
+	must(t, json.Unmarshal(out, &tl))
+	if len(tl.Attempts) != 1 || tl.Attempts[0].Status == "sending" || tl.Attempts[0].Reason == "" {
+		t.Errorf("attempt ledger %+v: want the one interrupted attempt, settled with a reason", tl.Attempts)
+	}
+}
+
+// (f) A usage limit is never continued; the state shows the reset time.
+func TestUsageLimitIsNotRetried(t *testing.T) {
+	w := newWorld(t, "1s,1s,1s")
+	w.startDaemon()
+	w.startAgent("limit", "-reset-in", "2h")
+	w.typeLine("hello")
+	w.eventually("usage limit state", 10*time.Second, func() bool { return w.state() == "usage_limit" })
+	ss := w.sessions()
+	if ss[0].ResetAt == nil || time.Until(*ss[0].ResetAt) < 110*time.Minute || time.Until(*ss[0].ResetAt) > 2*time.Hour {
+		t.Errorf("reset_at %v, want about 2 h from now", ss[0].ResetAt)
+	}
+	w.never("a continuation", 3*time.Second, func() bool { return w.continuations() > 0 })
+	es := w.inbox()
+	if len(es) != 1 || es[0].Class != "usage_limit" || !strings.Contains(es[0].ErrorText, "5-hour limit") {
+		t.Errorf("inbox %+v: want one usage-limit entry with the agent's text", es)
+	}
+}
+
+// One daemon per user: a second one says so and exits 1.
+func TestSecondDaemonRefuses(t *testing.T) {
+	w := newWorld(t, "1s,1s,1s")
+	w.startDaemon()
+	cmd := exec.Command(bin.nudge, "run", "--headless")
+	cmd.Env = w.env
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("second daemon: err %v, want exit status 1\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "already running") {
+		t.Errorf("second daemon output %q does not say why", out)
+	}
+	if _, err := w.nudge("status", "--json"); err != nil {
+		t.Errorf("the first daemon must keep running: %v", err)
+	}
+}

@@ -1,0 +1,147 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"nudge/internal/status"
+)
+
+// ErrNotRunning means no daemon answers on the control socket.
+var ErrNotRunning = errors.New("nudge is not running")
+
+// SocketPath is the daemon's control socket in dataDir: a Unix socket in a
+// user-only folder, itself user-only.
+func SocketPath(dataDir string) string { return filepath.Join(dataDir, "nudge.sock") }
+
+// Control is what the control socket asks of the running daemon.
+type Control interface {
+	Status() status.Status
+	Change(status.SettingsChange) (status.Settings, error)
+	Quit()
+}
+
+// serveControl answers the CLI on the control socket until ctx ends.
+func serveControl(ctx context.Context, path string, c Control) (func(), error) {
+	_ = os.Remove(path) // a stale socket from a crash; the instance lock proves nobody owns it
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("control socket %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("control socket %s: %w", path, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, c.Status())
+	})
+	mux.HandleFunc("POST /settings", func(w http.ResponseWriter, r *http.Request) {
+		var ch status.SettingsChange
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&ch); err != nil {
+			http.Error(w, "bad settings change: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		s, err := c.Change(ch)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		writeJSON(w, s)
+	})
+	mux.HandleFunc("POST /quit", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+		go c.Quit()
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		_ = os.Remove(path)
+	}, nil
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// Client talks to the running daemon over its control socket.
+type Client struct {
+	http *http.Client
+}
+
+// NewClient returns a client for the daemon whose data folder is dataDir.
+func NewClient(dataDir string) *Client {
+	sock := SocketPath(dataDir)
+	return &Client{http: &http.Client{
+		Timeout: 5 * time.Second,
+		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", sock)
+		}},
+	}}
+}
+
+// Status asks the daemon for its status.
+func (c *Client) Status(ctx context.Context) (status.Status, error) {
+	var s status.Status
+	return s, c.do(ctx, http.MethodGet, "/status", nil, &s)
+}
+
+// Change flips the daemon's toggles and returns the settings now in force.
+func (c *Client) Change(ctx context.Context, ch status.SettingsChange) (status.Settings, error) {
+	var s status.Settings
+	return s, c.do(ctx, http.MethodPost, "/settings", ch, &s)
+}
+
+// Quit asks the daemon to stop.
+func (c *Client) Quit(ctx context.Context) error {
+	return c.do(ctx, http.MethodPost, "/quit", nil, nil)
+}
+
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://nudge"+path, body)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "dial" {
+			return ErrNotRunning
+		}
+		return fmt.Errorf("control %s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Errorf("control %s: %s: %s", path, resp.Status, bytes.TrimSpace(msg))
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("control %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,89 @@
+package daemon
+
+import (
+	"os"
+	"sort"
+	"time"
+
+	"nudge/internal/retry"
+	"nudge/internal/status"
+)
+
+// refreshView rebuilds the picture that Status hands out. It runs on the
+// loop, so readers never touch the sessions themselves.
+func (d *Daemon) refreshView() {
+	stats := d.watcher.Stats()
+	v := status.Status{
+		Daemon: &status.Daemon{
+			PID: os.Getpid(), Version: Version, StartedAt: d.started,
+			Ready: d.watcher.Ready(), FilesWatched: stats.FilesWatched, FilesOpen: stats.FilesOpen,
+		},
+		Sessions: make([]status.Session, 0, len(d.sessions)),
+	}
+	set := settingsView(d.settings)
+	v.Settings = &set
+	for _, s := range d.sessions {
+		state, until := s.machine.State()
+		ss := status.Session{
+			Agent: s.key.Agent, Session: s.key.Session, Project: s.project,
+			State: string(state), Note: s.machine.Note(), UpdatedAt: s.updated,
+		}
+		if !until.IsZero() {
+			u := until.UTC()
+			switch state {
+			case retry.Retrying, retry.WaitingBox:
+				ss.RetryAt = &u
+			case retry.UsageLimit:
+				ss.ResetAt = &u
+			}
+		}
+		v.Sessions = append(v.Sessions, ss)
+	}
+	sort.Slice(v.Sessions, func(i, j int) bool { return v.Sessions[i].UpdatedAt.After(v.Sessions[j].UpdatedAt) })
+	d.mu.Lock()
+	d.view = v
+	d.mu.Unlock()
+}
+
+// Status is the daemon's current picture.
+func (d *Daemon) Status() status.Status {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.view
+}
+
+// wakeQueue holds when each session wants to be called back; one timer in
+// the loop serves them all.
+type wakeQueue map[retry.Key]time.Time
+
+func (q *wakeQueue) add(k retry.Key, at time.Time) {
+	if *q == nil {
+		*q = wakeQueue{}
+	}
+	if cur, ok := (*q)[k]; ok && cur.Before(at) {
+		return
+	}
+	(*q)[k] = at
+}
+
+func (q wakeQueue) next() (time.Time, bool) {
+	var best time.Time
+	for _, at := range q {
+		if best.IsZero() || at.Before(best) {
+			best = at
+		}
+	}
+	return best, !best.IsZero()
+}
+
+// due removes and returns every session whose wake time has come.
+func (q wakeQueue) due(now time.Time) []retry.Key {
+	var keys []retry.Key
+	for k, at := range q {
+		if !at.After(now) {
+			keys = append(keys, k)
+			delete(q, k)
+		}
+	}
+	return keys
+}

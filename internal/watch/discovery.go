@@ -1,0 +1,96 @@
+package watch
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// FileSet is a family of files under an agent root. Pattern is '/'-separated,
+// relative to the root; each segment may use path.Match wildcards
+// ("projects/*/*.jsonl", "sessions/*/*/*/rollout-*.jsonl").
+type FileSet struct {
+	Pattern string
+	// Snapshot: the whole file is one record, re-read on change (Claude's live
+	// registry ~/.claude/sessions/<pid>.json).
+	Snapshot bool
+}
+
+// Source is one agent's root folder and the files nudge reads under it.
+type Source struct {
+	Agent string
+	Root  string
+	Files []FileSet
+}
+
+// agentHome is where an agent keeps its files: a root folder named by an
+// environment variable, else a folder in the home directory.
+type agentHome struct {
+	env   string // the variable that moves the root
+	dir   string // the default root, relative to $HOME
+	files []FileSet
+}
+
+// agentHomes is the discovery table: adding an agent is one entry here.
+var agentHomes = map[string]agentHome{
+	// formats/claude.md §2: transcripts projects/<project-dir>/<session-id>.jsonl
+	// (sub-agent transcripts sit one level deeper and are not matched); the live
+	// registry sessions/<pid>.json, rewritten whole, removed when the CLI exits.
+	"claude": {env: "CLAUDE_CONFIG_DIR", dir: ".claude", files: []FileSet{
+		{Pattern: "projects/*/*.jsonl"},
+		{Pattern: "sessions/*.json", Snapshot: true},
+	}},
+	// formats/codex.md §2: one rollout per session under the start date's folders.
+	"codex": {env: "CODEX_HOME", dir: ".codex", files: []FileSet{
+		{Pattern: "sessions/*/*/*/rollout-*.jsonl"},
+	}},
+	// formats/kimi.md A1: the person's agent is agents/main; other agents are sub-agents.
+	"kimi_code": {env: "KIMI_CODE_HOME", dir: ".kimi-code", files: []FileSet{
+		{Pattern: "sessions/*/*/agents/main/wire.jsonl"},
+	}},
+	// formats/kimi.md B1, B3: the legacy CLI's wire says a turn failed, its log says why.
+	"kimi": {env: "KIMI_SHARE_DIR", dir: ".kimi", files: []FileSet{
+		{Pattern: "sessions/*/*/wire.jsonl"},
+		{Pattern: "logs/kimi.log"},
+	}},
+}
+
+// DefaultRoot is the agent's own root folder: its environment variable when
+// set, else its folder in the home directory; "" for an unknown agent or when
+// there is no home directory.
+func DefaultRoot(agent string) string {
+	h, ok := agentHomes[agent]
+	if !ok {
+		return ""
+	}
+	if dir := os.Getenv(h.env); dir != "" {
+		return filepath.Clean(dir)
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(home, h.dir)
+}
+
+// Sources returns the discovery entries of the agents named in roots, each
+// with its configured root ("" = DefaultRoot), sorted by agent. Agents without
+// an entry, or without a root, are left out.
+func Sources(roots map[string]string) []Source {
+	var out []Source
+	for agent, root := range roots {
+		h, ok := agentHomes[agent]
+		if !ok {
+			continue
+		}
+		if root == "" {
+			root = DefaultRoot(agent)
+		}
+		if root == "" {
+			continue
+		}
+		out = append(out, Source{Agent: agent, Root: filepath.Clean(root), Files: append([]FileSet(nil), h.files...)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Agent < out[j].Agent })
+	return out
+}

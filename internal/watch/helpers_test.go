@@ -1,0 +1,207 @@
+package watch
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// wait is how long a test waits for an asynchronous effect.
+const wait = 10 * time.Second
+
+// logBuffer collects a watcher's log for assertions.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// run is a running watcher with its batches collected in order.
+type run struct {
+	t       *testing.T
+	w       *Watcher
+	log     *logBuffer
+	batches chan Batch
+	pending []Record
+	stop    func()
+}
+
+// claudeSources is the claude discovery entry with its root at dir.
+func claudeSources(dir string) []Source { return Sources(map[string]string{"claude": dir}) }
+
+// options are test defaults: no backstop scan, so folder events must do the work.
+func options(sources []Source) Options {
+	return Options{Sources: sources, Rescan: time.Hour}
+}
+
+// startRun starts a watcher, consuming its batches, and waits until it is ready.
+func startRun(t *testing.T, opts Options, prepare ...func(*Watcher)) *run {
+	t.Helper()
+	r := newRun(t, opts, prepare...)
+	go func() {
+		for b := range r.w.Batches() {
+			r.batches <- b
+		}
+		close(r.batches)
+	}()
+	r.waitReady()
+	return r
+}
+
+// newRun starts a watcher without reading its batches.
+func newRun(t *testing.T, opts Options, prepare ...func(*Watcher)) *run {
+	t.Helper()
+	logs := &logBuffer{}
+	opts.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	w, err := New(opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	for _, p := range prepare {
+		p(w)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	r := &run{t: t, w: w, log: logs, batches: make(chan Batch, 100000)}
+	var once sync.Once
+	r.stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(r.stop)
+	return r
+}
+
+func (r *run) waitReady() {
+	r.t.Helper()
+	eventually(r.t, "watcher ready", r.w.Ready)
+}
+
+// records returns the next n records.
+func (r *run) records(n int) []Record {
+	r.t.Helper()
+	deadline := time.After(wait)
+	for len(r.pending) < n {
+		select {
+		case b, ok := <-r.batches:
+			if !ok {
+				r.t.Fatalf("batches closed after %d of %d records", len(r.pending), n)
+			}
+			r.pending = append(r.pending, b.Records...)
+		case <-deadline:
+			r.t.Fatalf("got %d of %d records: %s", len(r.pending), n, describe(r.pending))
+		}
+	}
+	out := r.pending[:n:n]
+	r.pending = r.pending[n:]
+	return out
+}
+
+// synced asks for path to be read to its end and returns every record
+// emitted before the answer.
+func (r *run) synced(path string) []Record {
+	r.t.Helper()
+	r.w.Sync(path)
+	deadline := time.After(wait)
+	for {
+		select {
+		case b, ok := <-r.batches:
+			if !ok {
+				r.t.Fatal("batches closed before the sync answer")
+			}
+			r.pending = append(r.pending, b.Records...)
+			if b.Synced == path {
+				out := r.pending
+				r.pending = nil
+				return out
+			}
+		case <-deadline:
+			r.t.Fatalf("no answer to Sync(%s)", path)
+		}
+	}
+}
+
+// lines returns the lines of recs, as text.
+func lines(recs []Record) []string {
+	out := make([]string, len(recs))
+	for i, rec := range recs {
+		out[i] = string(rec.Line)
+	}
+	return out
+}
+
+func describe(recs []Record) string {
+	var b strings.Builder
+	for _, rec := range recs {
+		fmt.Fprintf(&b, "%s@%d:%q ", filepath.Base(rec.Path), rec.Offset, rec.Line)
+	}
+	return b.String()
+}
+
+func wantLinesText(t *testing.T, recs []Record, want ...string) {
+	t.Helper()
+	got := lines(recs)
+	if strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+		t.Fatalf("got lines %q, want %q", got, want)
+	}
+}
+
+// eventually polls cond until it holds, failing the test after wait.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// appendTo appends text to the file at path, creating it and its folders.
+func appendTo(t testing.TB, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mkdir(t *testing.T, path string) {
+	t.Helper()
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
