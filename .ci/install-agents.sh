@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the agent CLIs used by the end-to-end tests into a cache folder
-# outside the checkout and prints the path of each executable.
+# outside the checkout and prints one `export NUDGE_E2E_<AGENT>=<path>` line
+# per executable, for `eval "$(bash .ci/install-agents.sh)"`.
 #
 #   NUDGE_E2E_CACHE   cache folder (default: /var/cache/nudge-e2e as root,
 #                     else ${XDG_CACHE_HOME:-$HOME/.cache}/nudge-e2e)
@@ -34,7 +35,7 @@ install_claude() {
 		echo "install-agents: $exe missing after npm install" >&2
 		exit 1
 	fi
-	echo "$exe"
+	echo "export NUDGE_E2E_CLAUDE=$exe"
 }
 
 install_claude

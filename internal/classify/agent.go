@@ -29,6 +29,17 @@ type Agent struct {
 	Recognize func(path string, head []byte) bool
 	// LoginHint is what a person does after an auth failure.
 	LoginHint string
+	// Blind says what nudge cannot see for this agent ("" when nothing
+	// notable); `nudge doctor` and the status views show it.
+	Blind string
+	// Executables are the agent's process names, to find the live process
+	// of a session when no registry names it.
+	Executables []string
+	// ScreenReady, if set, checks a captured terminal screen right before
+	// typing: it returns an error unless the agent sits idle at its input
+	// prompt with no approval or question on screen. Agents whose records
+	// cannot show an open box (Codex) need it.
+	ScreenReady func(screen string) error
 }
 
 var (

@@ -24,6 +24,9 @@ func init() {
 		NewReader: newClaudeReader,
 		Recognize: recognizeClaude,
 		LoginHint: claudeLoginHint,
+		// The live registry shows open boxes and idleness, so no screen
+		// check is needed (claude.md §7.1).
+		Executables: []string{"claude", "claude.exe"},
 	})
 }
 

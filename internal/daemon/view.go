@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"os"
+	"reflect"
 	"sort"
 	"time"
 
@@ -41,8 +42,26 @@ func (d *Daemon) refreshView() {
 	}
 	sort.Slice(v.Sessions, func(i, j int) bool { return v.Sessions[i].UpdatedAt.After(v.Sessions[j].UpdatedAt) })
 	d.mu.Lock()
+	defer d.mu.Unlock()
+	if reflect.DeepEqual(d.view, v) {
+		return
+	}
 	d.view = v
-	d.mu.Unlock()
+	if d.changed != nil {
+		close(d.changed)
+	}
+	d.changed = make(chan struct{})
+}
+
+// Changed returns a channel that is closed at the next change of the
+// picture Status gives (sessions, states, settings); call it again after.
+func (d *Daemon) Changed() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.changed == nil {
+		d.changed = make(chan struct{})
+	}
+	return d.changed
 }
 
 // Status is the daemon's current picture.
