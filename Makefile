@@ -16,6 +16,7 @@ test: ## every test: unit, real parts, end to end
 
 bench: ## benchmarks, side by side in one run
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./internal/...
+	bash bench/detect.sh
 
 fuzz: ## each fuzz target for FUZZTIME; new corpus entries stay in testdata/fuzz
 	@for pkg in $$($(GO) list ./internal/...); do \
