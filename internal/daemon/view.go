@@ -23,8 +23,12 @@ func (d *Daemon) refreshView() {
 	}
 	set := settingsView(d.settings)
 	v.Settings = &set
+	now := d.now()
 	for _, s := range d.sessions {
 		state, until := s.machine.State()
+		if !shown(state, s.updated, now) {
+			continue
+		}
 		ss := status.Session{
 			Agent: s.key.Agent, Session: s.key.Session, Project: s.project,
 			State: string(state), Note: s.machine.Note(), UpdatedAt: s.updated,
@@ -62,6 +66,20 @@ func (d *Daemon) Changed() <-chan struct{} {
 		d.changed = make(chan struct{})
 	}
 	return d.changed
+}
+
+// recentWindow is how long a quiet session stays in the views: long enough
+// to cover a working day, short enough that the menu lists what is live.
+const recentWindow = 24 * time.Hour
+
+// shown tells whether a session belongs in the views: it was active within
+// recentWindow, or nudge is still acting on it.
+func shown(state retry.State, updated, now time.Time) bool {
+	switch state {
+	case retry.Retrying, retry.WaitingBox, retry.UsageLimit, retry.NeedsSignIn:
+		return true
+	}
+	return now.Sub(updated) < recentWindow
 }
 
 // Status is the daemon's current picture.
