@@ -1,19 +1,24 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"nudge/internal/classify"
 	"nudge/internal/config"
 	"nudge/internal/daemon"
+	"nudge/internal/inbox"
+	"nudge/internal/inject"
+	"nudge/internal/status"
+	"nudge/internal/tray"
 	"nudge/internal/watch"
 )
 
@@ -42,7 +47,8 @@ func doctor(cmd *cobra.Command, cfg config.Config) {
 	fmt.Fprintf(w, "config:   %s\n", file)
 	fmt.Fprintf(w, "data:     %s\n", cfg.DataDir)
 	fmt.Fprintf(w, "log:      %s\n", cfg.LogFile())
-	if st, err := daemon.NewClient(cfg.DataDir).Status(cmd.Context()); err == nil && st.Daemon != nil {
+	st, err := daemon.NewClient(cfg.DataDir).Status(cmd.Context())
+	if err == nil && st.Daemon != nil {
 		fmt.Fprintf(w, "daemon:   running, pid %d, %d files watched\n", st.Daemon.PID, st.Daemon.FilesWatched)
 	} else if errors.Is(err, daemon.ErrNotRunning) {
 		fmt.Fprintln(w, "daemon:   not running (start it with `nudge run`)")
@@ -52,13 +58,11 @@ func doctor(cmd *cobra.Command, cfg config.Config) {
 	fmt.Fprintln(w, "agents:")
 	for _, name := range slices.Sorted(maps.Keys(cfg.Agents)) {
 		doctorAgent(w, name, cfg.Agents[name])
+		if agent, ok := classify.Lookup(name); ok && cfg.Agents[name].Enabled && agent.Blind != "" {
+			fmt.Fprintf(w, "  %-9s cannot see: %s\n", "", agent.Blind)
+		}
 	}
-	fmt.Fprintln(w, "delivery:")
-	if p, err := exec.LookPath("tmux"); err == nil {
-		fmt.Fprintf(w, "  tmux:   %s (sessions running inside tmux can be continued)\n", p)
-	} else {
-		fmt.Fprintln(w, "  tmux:   not installed: no session can be continued yet (other terminals are not supported in this version)")
-	}
+	doctorDelivery(cmd.Context(), w, cfg, st.Sessions)
 	fmt.Fprintln(w, "notifications:")
 	if cfg.Notify.Desktop {
 		if os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" && os.Getenv("DISPLAY") == "" {
@@ -70,7 +74,11 @@ func doctor(cmd *cobra.Command, cfg config.Config) {
 		fmt.Fprintln(w, "  desktop: off")
 	}
 	fmt.Fprintf(w, "  phone:   ntfy %s, webhook %s\n", setOrNot(cfg.Notify.Ntfy.URL), setOrNot(cfg.Notify.Webhook.URL))
-	fmt.Fprintln(w, "menu bar: not available in this build (the daemon runs headless)")
+	if tray.Available {
+		fmt.Fprintln(w, "menu bar: available in this build (`nudge run` shows it when a desktop session is present)")
+	} else {
+		fmt.Fprintln(w, "menu bar: not available in this build (the daemon runs headless)")
+	}
 }
 
 func doctorAgent(w io.Writer, name string, a config.Agent) {
@@ -91,6 +99,102 @@ func doctorAgent(w io.Writer, name string, a config.Agent) {
 		return
 	}
 	fmt.Fprintf(w, "  %-9s watching %s\n", name, root)
+}
+
+// doctorSessions is how many watched sessions doctor explains.
+const doctorSessions = 10
+
+// doctorDelivery says which backends are tried, and for each recently
+// watched session which one would deliver a continuation now and why, or
+// why none can.
+func doctorDelivery(ctx context.Context, w io.Writer, cfg config.Config, live []status.Session) {
+	fmt.Fprintln(w, "delivery:")
+	order := strings.Join(cfg.Inject.Order, ", ")
+	var resume []string
+	for _, agent := range slices.Sorted(maps.Keys(cfg.Inject.Resume)) {
+		if cfg.Inject.Resume[agent] {
+			resume = append(resume, agent)
+		}
+	}
+	inj, err := daemon.NewInjector(cfg)
+	if err != nil {
+		fmt.Fprintf(w, "  order:    %s: %v\n", order, err)
+		return
+	}
+	fmt.Fprintf(w, "  order:    %s → %s; headless resume for: %s\n", order, orNone(inj.Backends()), orNone(resume))
+	db, ok, err := openInbox(cfg)
+	if err != nil {
+		fmt.Fprintf(w, "  sessions: cannot read the database: %v\n", err)
+		return
+	}
+	if !ok {
+		fmt.Fprintln(w, "  sessions: none seen yet")
+		return
+	}
+	defer db.Close()
+	rows, err := db.Sessions(ctx)
+	if err != nil {
+		fmt.Fprintf(w, "  sessions: cannot read the database: %v\n", err)
+		return
+	}
+	watched := map[string]bool{}
+	for _, s := range live {
+		watched[s.Agent+"\x00"+s.Session] = true
+	}
+	if len(live) > 0 {
+		rows = slices.DeleteFunc(rows, func(r inbox.SessionRow) bool { return !watched[r.Agent+"\x00"+r.Session] })
+	}
+	slices.SortFunc(rows, func(a, b inbox.SessionRow) int { return b.UpdatedAt.Compare(a.UpdatedAt) })
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "  sessions: none seen yet")
+		return
+	}
+	for i, row := range rows {
+		if i == doctorSessions {
+			fmt.Fprintf(w, "  … and %d more sessions\n", len(rows)-i)
+			break
+		}
+		target, findings := daemon.ExplainDelivery(ctx, inj, row)
+		doctorSession(w, row, target, findings)
+	}
+}
+
+// doctorSession prints one session's delivery: the process, the backend
+// that would type and where, and why each other backend would not.
+func doctorSession(w io.Writer, row inbox.SessionRow, t inject.Target, findings []inject.Finding) {
+	proc := fmt.Sprintf("pid %d", t.PID)
+	if t.PID == 0 {
+		proc = "no live process"
+		if t.Unfound != nil {
+			proc += " (" + t.Unfound.Error() + ")"
+		}
+	}
+	fmt.Fprintf(w, "  %s %s in %s: %s\n", row.Agent, row.Session, orNone([]string{row.Project}), proc)
+	used := false
+	for _, f := range findings {
+		switch {
+		case f.Use && f.Err == nil:
+			fmt.Fprintf(w, "    would type with %s into %s\n", f.Backend, f.Where)
+			used = true
+		case f.Use:
+			fmt.Fprintf(w, "    %s at %s, but refused: %v\n", f.Backend, f.Where, f.Err)
+		case f.Err != nil:
+			fmt.Fprintf(w, "    not %s: %v\n", f.Backend, f.Err)
+		default:
+			fmt.Fprintf(w, "    also %s at %s (not used: an earlier backend wins)\n", f.Backend, f.Where)
+		}
+	}
+	if !used {
+		fmt.Fprintln(w, "    no backend can deliver a continuation to this session now")
+	}
+}
+
+func orNone(ss []string) string {
+	ss = slices.DeleteFunc(ss, func(s string) bool { return s == "" })
+	if len(ss) == 0 {
+		return "none"
+	}
+	return strings.Join(ss, ", ")
 }
 
 func setOrNot(url string) string {

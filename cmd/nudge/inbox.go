@@ -1,58 +1,189 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"nudge/internal/config"
 	"nudge/internal/inbox"
+	"nudge/internal/web"
 )
 
 func newInboxCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "inbox [--json] [--unread]",
-		Short: "Show Inbox entries, newest first",
-		Args:  args(cobra.NoArgs),
+		Use:   "inbox [--json] [--unread] [--url] [--open]",
+		Short: "Show Inbox entries, newest first; open the Inbox window",
+		Long: `Show Inbox entries, newest first.
+
+With --url, print the Inbox window's address, including the per-install
+secret that lets a browser in (keep it to yourself). With --open, open the
+Inbox window in the default browser. Both need the daemon running.
+
+The subcommands change entries: "nudge inbox read ID..." marks entries read,
+"nudge inbox read-all" marks every entry read, "nudge inbox clear" removes
+them all. ID is the number after "#" in "nudge inbox" (the "ID" of --json).`,
+		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(cmd)
 			if err != nil {
 				return err
 			}
-			unread, _ := cmd.Flags().GetBool("unread")
-			asJSON, _ := cmd.Flags().GetBool("json")
-			entries := []inbox.EntryRow{}
-			db, ok, err := openInbox(cfg)
-			if err != nil {
-				return err
-			}
-			if ok {
-				defer db.Close()
-				if entries, err = db.Entries(cmd.Context(), unread); err != nil {
+			if show, _ := cmd.Flags().GetBool("url"); show {
+				url, err := servedURL(cmd.Context(), cfg)
+				if err != nil {
 					return err
 				}
-			}
-			if asJSON {
-				return printJSON(cmd.OutOrStdout(), entries)
-			}
-			if len(entries) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "the Inbox is empty")
+				fmt.Fprintln(cmd.OutOrStdout(), url)
 				return nil
 			}
-			for _, e := range entries {
-				mark := " "
-				if !e.Read {
-					mark = "●"
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s %s  %s  %s  %s\n  %s\n", mark, e.Time.Local().Format(time.DateTime), e.Agent, e.Project, e.Session, e.What)
-				if e.ErrorText != "" {
-					fmt.Fprintf(cmd.OutOrStdout(), "  error: %s\n", e.ErrorText)
-				}
+			if open, _ := cmd.Flags().GetBool("open"); open {
+				return openInboxWindow(cmd.Context(), cfg)
 			}
-			return nil
+			unread, _ := cmd.Flags().GetBool("unread")
+			asJSON, _ := cmd.Flags().GetBool("json")
+			return listEntries(cmd, cfg, unread, asJSON)
 		},
 	}
 	cmd.Flags().Bool("json", false, "print JSON")
 	cmd.Flags().Bool("unread", false, "only unread entries")
+	cmd.Flags().Bool("url", false, "print the Inbox window's address with its secret")
+	cmd.Flags().Bool("open", false, "open the Inbox window in the default browser")
+	cmd.MarkFlagsMutuallyExclusive("url", "open", "json")
+	cmd.AddCommand(
+		&cobra.Command{
+			Use:   "read ID...",
+			Short: "Mark Inbox entries read",
+			Args:  args(cobra.MinimumNArgs(1)),
+			RunE: func(cmd *cobra.Command, a []string) error {
+				ids := make([]int64, len(a))
+				for i, s := range a {
+					id, err := strconv.ParseInt(s, 10, 64)
+					if err != nil {
+						return usageError{fmt.Errorf("entry id %q is not a number", s)}
+					}
+					ids[i] = id
+				}
+				return changeInbox(cmd, func(ctx context.Context, c inboxChanger) error {
+					for _, id := range ids {
+						if err := c.MarkRead(ctx, id); err != nil {
+							if errors.Is(err, inbox.ErrNotFound) {
+								return fmt.Errorf("no Inbox entry %d", id)
+							}
+							return err
+						}
+					}
+					return nil
+				})
+			},
+		},
+		&cobra.Command{
+			Use:   "read-all",
+			Short: "Mark every Inbox entry read",
+			Args:  args(cobra.NoArgs),
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				return changeInbox(cmd, func(ctx context.Context, c inboxChanger) error { return c.MarkAllRead(ctx) })
+			},
+		},
+		&cobra.Command{
+			Use:   "clear",
+			Short: "Remove every Inbox entry",
+			Args:  args(cobra.NoArgs),
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				return changeInbox(cmd, func(ctx context.Context, c inboxChanger) error { return c.Clear(ctx) })
+			},
+		},
+	)
 	return cmd
+}
+
+func listEntries(cmd *cobra.Command, cfg config.Config, unread, asJSON bool) error {
+	entries := []inbox.EntryRow{}
+	db, ok, err := openInbox(cfg)
+	if err != nil {
+		return err
+	}
+	if ok {
+		defer db.Close()
+		if entries, err = db.Entries(cmd.Context(), unread); err != nil {
+			return err
+		}
+	}
+	if asJSON {
+		return printJSON(cmd.OutOrStdout(), entries)
+	}
+	if len(entries) == 0 {
+		fmt.Fprintln(cmd.OutOrStdout(), "the Inbox is empty")
+		return nil
+	}
+	for _, e := range entries {
+		mark := " "
+		if !e.Read {
+			mark = "●"
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "%s %s  #%d  %s  %s  %s\n  %s\n", mark, e.Time.Local().Format(time.DateTime), e.ID, e.Agent, e.Project, e.Session, e.What)
+		if e.ErrorText != "" {
+			fmt.Fprintf(cmd.OutOrStdout(), "  error: %s\n", e.ErrorText)
+		}
+	}
+	return nil
+}
+
+// inboxChanger is what the change subcommands need: the running daemon's
+// Inbox window API (so an open window shows the change at once), or the
+// database itself when no daemon runs.
+type inboxChanger interface {
+	MarkRead(context.Context, int64) error
+	MarkAllRead(context.Context) error
+	Clear(context.Context) error
+}
+
+func changeInbox(cmd *cobra.Command, change func(context.Context, inboxChanger) error) error {
+	cfg, err := loadConfig(cmd)
+	if err != nil {
+		return err
+	}
+	c, err := web.NewClient(cfg.DataDir)
+	if err == nil {
+		if err = change(cmd.Context(), c); !errors.Is(err, web.ErrNotServing) {
+			return err
+		}
+	}
+	if !errors.Is(err, web.ErrNotServing) {
+		return err
+	}
+	db, ok, err := openInbox(cfg)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("the Inbox is empty: nudge has not recorded anything yet")
+	}
+	defer db.Close()
+	return change(cmd.Context(), db)
+}
+
+// servedURL is the running Inbox window's address with its secret.
+func servedURL(ctx context.Context, cfg config.Config) (string, error) {
+	c, err := web.NewClient(cfg.DataDir)
+	if err == nil {
+		err = c.Ping(ctx)
+	}
+	if err != nil {
+		return "", err
+	}
+	return web.PageURL(cfg.DataDir)
+}
+
+// openInboxWindow opens the daemon's launcher page in the default browser,
+// without a shell and without the secret on any command line.
+func openInboxWindow(ctx context.Context, cfg config.Config) error {
+	if _, err := servedURL(ctx, cfg); err != nil {
+		return err
+	}
+	return web.OpenWindow(cfg.DataDir)
 }

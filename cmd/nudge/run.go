@@ -14,6 +14,8 @@ import (
 
 	"nudge/internal/config"
 	"nudge/internal/daemon"
+	"nudge/internal/tray"
+	"nudge/internal/web"
 )
 
 func newRunCmd() *cobra.Command {
@@ -31,21 +33,18 @@ func newRunCmd() *cobra.Command {
 				return err
 			}
 			defer closeLog()
-			headless, _ := cmd.Flags().GetBool("headless")
-			if !headless {
-				log.Info("tray: not available in this build; running headless")
-			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			d, err := daemon.New(cfg, log)
 			if err != nil {
 				return err
 			}
-			if err := d.Run(ctx); err != nil {
-				log.Error("daemon stopped", "err", err)
-				return err
+			headless, _ := cmd.Flags().GetBool("headless")
+			if headless {
+				log.Info("tray: off (--headless)")
+				return runDaemon(ctx, d, log)
 			}
-			return nil
+			return runWithTray(ctx, cfg, d, log)
 		},
 	}
 	cmd.Flags().Bool("headless", false, "run without the menu-bar icon")
@@ -53,6 +52,46 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().String("log-level", "", "debug, info, warn or error (overrides log.level)")
 	cmd.Flags().String("log-file", "", "log file (overrides log.file)")
 	return cmd
+}
+
+// runWithTray shows the menu-bar icon on this (the main) goroutine while
+// the daemon runs on another (PLATFORM.md §2). The icon goes once the
+// daemon has stopped (Quit from the menu or the CLI, SIGTERM, a failure);
+// without a display or session bus the daemon runs headless.
+func runWithTray(ctx context.Context, cfg config.Config, d *daemon.Daemon, log *slog.Logger) error {
+	trayCtx, stopTray := context.WithCancel(context.Background())
+	defer stopTray()
+	done := make(chan error, 1)
+	go func() {
+		done <- runDaemon(ctx, d, log)
+		stopTray()
+	}()
+	err := tray.Run(trayCtx, tray.Spec{
+		Status:  d.Status,
+		Changed: d.Changed,
+		Change:  d.Change,
+		Unread:  d.Unread,
+		OpenInbox: func() error {
+			if _, err := d.InboxURL(); err != nil {
+				return err
+			}
+			return web.OpenWindow(cfg.DataDir)
+		},
+		Quit: d.Quit,
+		Log:  log,
+	})
+	if err != nil {
+		log.Info(err.Error() + "; running headless")
+	}
+	return <-done
+}
+
+func runDaemon(ctx context.Context, d *daemon.Daemon, log *slog.Logger) error {
+	if err := d.Run(ctx); err != nil {
+		log.Error("daemon stopped", "err", err)
+		return err
+	}
+	return nil
 }
 
 func loadConfig(cmd *cobra.Command) (config.Config, error) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 )
 
 // WholeFile is implemented by a Reader whose one record is the file's whole
@@ -18,6 +19,22 @@ type WholeFile interface {
 	WholeFile()
 }
 
+// Settler is implemented by a Reader that can judge a turn only once its
+// file has stopped growing (Codex 0.98 rollouts write no turn end). quiet is
+// how long the file has been unchanged; the events are emitted once.
+type Settler interface {
+	Reader
+	Settle(quiet time.Duration) []Event
+}
+
+// RecordSource is implemented by a Reader whose file is not lines of text
+// (an SQLite database, a live server): it lists the file's records itself,
+// in the form the watcher hands them out.
+type RecordSource interface {
+	Reader
+	Records(path string) ([][]byte, error)
+}
+
 // MaxRecordBytes caps one record: longer lines are skipped (Claude Code
 // writes multi-MB lines on /compact, formats/claude.md §3).
 const MaxRecordBytes = 8 << 20
@@ -26,6 +43,17 @@ const MaxRecordBytes = 8 << 20
 // line, or as one record for a WholeFile reader. It serves `nudge classify`
 // and golden tests.
 func ReadFile(path string, agent Agent) ([]Event, error) {
+	if src, ok := agent.NewReader(path).(RecordSource); ok {
+		records, err := src.Records(path)
+		var events []Event
+		for _, rec := range records {
+			events = append(events, src.Read(rec)...)
+		}
+		if err != nil {
+			return events, fmt.Errorf("classify %s: %w", path, err)
+		}
+		return events, nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("classify %s: %w", path, err)
@@ -50,6 +78,11 @@ func ReadFile(path string, agent Agent) ([]Event, error) {
 	})
 	if err != nil {
 		return events, fmt.Errorf("classify %s: %w", path, err)
+	}
+	if s, ok := r.(Settler); ok {
+		if info, err := f.Stat(); err == nil {
+			events = append(events, s.Settle(time.Since(info.ModTime()))...)
+		}
 	}
 	return events, nil
 }

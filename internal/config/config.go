@@ -45,7 +45,8 @@ type Config struct {
 	} `mapstructure:"usage_limit"`
 	Agents map[string]Agent `mapstructure:"agents"`
 	Inject struct {
-		Order []string `mapstructure:"order"`
+		Order  []string        `mapstructure:"order"`
+		Resume map[string]bool `mapstructure:"resume"`
 	} `mapstructure:"inject"`
 	Notify struct {
 		Desktop bool `mapstructure:"desktop"`

@@ -134,7 +134,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return fmt.Errorf("watch: %w", err)
 	}
 	d.watcher = w
-	d.injector = newInjector(d.cfg)
+	if d.injector, err = NewInjector(d.cfg); err != nil {
+		return err
+	}
 	d.notifier = notify.New(notify.Config{
 		Desktop:    d.cfg.Notify.Desktop,
 		NtfyURL:    d.cfg.Notify.Ntfy.URL,
@@ -157,6 +159,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	defer stopControl()
+	stopInbox, err := d.serveInbox(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopInbox()
 
 	watchDone := make(chan error, 1)
 	go func() { watchDone <- w.Run(ctx) }()

@@ -13,9 +13,77 @@ import (
 	"nudge/internal/retry"
 )
 
-// newInjector builds the delivery backends in the configured order.
-func newInjector(config.Config) *inject.Injector {
-	return inject.New(inject.NewTmux())
+// NewInjector builds the delivery backends in the configured order
+// (inject.order); an unknown backend is an error.
+func NewInjector(cfg config.Config) (*inject.Injector, error) {
+	inj, err := inject.Build(cfg.Inject.Order, inject.Options{Resume: cfg.Inject.Resume, Executables: executables})
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return inj, nil
+}
+
+// executables are an agent's process names.
+func executables(agent string) []string {
+	a, _ := classify.Lookup(agent)
+	return a.Executables
+}
+
+// sessionTarget is where a continuation for a session goes. A live registry
+// picture (proc) names the process and gives the last-moment Idle check;
+// a registry saying the process exited leaves no process (a headless
+// continuation may still be allowed); otherwise the process is to be found
+// from the Hint (findProcess). Without a registry, the last moment relies on
+// the agent's ScreenReady where it has one, and on its records: the retry
+// machine re-read them just before (SPEC §3 step 2) and never sends while
+// they show a box open. others are processes that hold other sessions.
+func sessionTarget(key retry.Key, project, transcript string, proc *classify.Process, idle func(context.Context) error, others []int) inject.Target {
+	agent, _ := classify.Lookup(key.Agent)
+	t := inject.Target{
+		Agent: key.Agent, Session: key.Session, Project: project,
+		ScreenReady: agent.ScreenReady,
+		Hint: inject.Hint{
+			Agent: key.Agent, Session: key.Session, Project: project, File: transcript,
+			Executables: agent.Executables, Others: others,
+		},
+	}
+	switch {
+	case proc != nil && proc.Status != retry.StatusExited:
+		t.PID, t.TmuxPane, t.Idle = proc.PID, proc.TmuxPane, idle
+	case proc != nil:
+		t.Unfound = fmt.Errorf("%w: agent process %d exited (its live registry is gone)", inject.ErrNoProcess, proc.PID)
+	}
+	return t
+}
+
+// findProcess fills in t's agent process when nothing named it yet; it
+// reads the process table, so it runs off the loop.
+func findProcess(ctx context.Context, t *inject.Target) {
+	if t.PID != 0 || t.Unfound != nil {
+		return
+	}
+	t.PID, t.Unfound = inject.FindProcess(ctx, t.Hint)
+}
+
+// othersPIDs are the live processes registries name for sessions other than s.
+func (d *Daemon) othersPIDs(s *session) []int {
+	var pids []int
+	for _, o := range d.sessions {
+		if o != s && o.process != nil && o.process.Status != retry.StatusExited && o.process.PID > 0 {
+			pids = append(pids, o.process.PID)
+		}
+	}
+	return pids
+}
+
+// ExplainDelivery says, for `nudge doctor`, how inj would deliver a
+// continuation for a session now, or why it cannot: the target as found
+// (from the process table: the daemon's live registry is not at hand) and
+// each backend's answer.
+func ExplainDelivery(ctx context.Context, inj *inject.Injector, row inbox.SessionRow) (inject.Target, []inject.Finding) {
+	t := sessionTarget(retry.Key{Agent: row.Agent, Session: row.Session}, row.Project, row.Path, nil, nil, nil)
+	findProcess(ctx, &t)
+	return t, inj.Explain(ctx, t)
 }
 
 // startInject records the attempt as "sending", then delivers it off the
@@ -35,17 +103,12 @@ func (d *Daemon) startInject(ctx context.Context, s *session, act retry.Inject) 
 		d.delivered(ctx, s, act.Attempt, 0, inject.Delivery{}, fmt.Errorf("could not record the attempt: %w", err))
 		return
 	}
-	target := inject.Target{
-		Agent: s.key.Agent, Session: s.key.Session, Project: s.project,
-		Idle: d.idleCheck(s),
-	}
-	if p := s.process; p != nil && p.Status != "exited" {
-		target.PID, target.TmuxPane = p.PID, p.TmuxPane
-	}
+	target := sessionTarget(s.key, s.project, s.transcript, s.process, d.idleCheck(s), d.othersPIDs(s))
 	d.log.Info("sending continuation", "agent", s.key.Agent, "session", s.key.Session, "attempt", act.Attempt, "pid", target.PID, "pane", target.TmuxPane)
 	go func() {
 		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
+		findProcess(dctx, &target)
 		del, derr := d.injector.Deliver(dctx, target, act.Text)
 		select {
 		case d.calls <- func() { d.delivered(ctx, s, act.Attempt, id, del, derr) }:

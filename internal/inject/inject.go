@@ -25,15 +25,22 @@ var (
 	ErrOtherProcess = errors.New("now belongs to another process")
 	// ErrCopyMode: the pane is in copy mode, which would swallow the keys.
 	ErrCopyMode = errors.New("is in copy mode")
-	// ErrNotIdle: the Target's last-moment Idle check refused.
+	// ErrNotIdle: the Target's last-moment Idle or ScreenReady check refused.
 	ErrNotIdle = errors.New("agent is not idle")
+	// ErrNoScreen: the agent needs its screen checked before typing and the
+	// backend cannot show it.
+	ErrNoScreen = errors.New("cannot show the screen")
 )
 
 // Target is the live session a continuation is for.
 type Target struct {
 	Agent, Session, Project string
-	// PID is the agent process (from the live registry); 0 if unknown.
+	// PID is the agent process (from the live registry or FindProcess); 0
+	// if unknown.
 	PID int
+	// Unfound says why PID is 0 (FindProcess's error, or the registry saying
+	// the process exited); nil otherwise.
+	Unfound error
 	// TmuxPane is the pane from the registry: "%3", or the registry's whole
 	// "sess:@win.%pane" value; "" if unknown.
 	TmuxPane string
@@ -41,6 +48,14 @@ type Target struct {
 	// stops the delivery before any key is sent. The daemon uses it to
 	// re-read the live registry (no box open, agent idle) at the last moment.
 	Idle func(context.Context) error
+	// ScreenReady, if set, checks the place's screen right after Idle: the
+	// agent's records cannot show an open box, its screen can
+	// (classify.Agent.ScreenReady). A backend that cannot show a screen
+	// (no Screener) is then refused.
+	ScreenReady func(screen string) error
+	// Hint describes the session, for backends that must make sure no live
+	// process holds it (headless resume).
+	Hint Hint
 }
 
 // Where is the place a backend would type into, with what it needs to
@@ -59,6 +74,8 @@ type Where struct {
 	// PanePID is the process the terminal started in the pane (tmux
 	// pane_pid), of which PID is or descends from; 0 where not applicable.
 	PanePID int
+	// Dir is the folder a headless continuation runs in; "" otherwise.
+	Dir string
 }
 
 // String is the place in one line, e.g. "/tmp/tmux-1000/default %3".
@@ -78,6 +95,13 @@ type Backend interface {
 	Send(ctx context.Context, w Where, text string) error
 }
 
+// Screener is a Backend that can show what its place displays, for
+// Target.ScreenReady.
+type Screener interface {
+	// Screen returns the visible text of w.
+	Screen(ctx context.Context, w Where) (string, error)
+}
+
 // Delivery says where a continuation was (or was to be) typed.
 type Delivery struct {
 	Backend string // "tmux"
@@ -90,7 +114,9 @@ type Finding struct {
 	Backend string
 	Where   string // "" when not located
 	Use     bool   // Deliver would type here (the first backend that locates)
-	Err     error  // why this backend cannot deliver; nil when located
+	// Err says why this backend cannot deliver: nil when located, unless
+	// Deliver would refuse the place it located (ErrNoScreen).
+	Err error
 }
 
 // Injector tries its backends in order; the first that locates the target
@@ -104,11 +130,20 @@ func New(backends ...Backend) *Injector {
 	return &Injector{backends: backends}
 }
 
+// Backends names the backends in the order they are tried.
+func (i *Injector) Backends() []string {
+	names := make([]string, len(i.backends))
+	for n, b := range i.backends {
+		names[n] = b.Name()
+	}
+	return names
+}
+
 // Deliver types text then Enter into the target's terminal: the first backend
-// that locates it is used, t.Idle is checked, then that backend re-verifies
-// the place and types. A failure after a backend located the target is not
-// retried with another backend. The Delivery names the place whenever one was
-// located, also on error.
+// that locates it is used, t.Idle then t.ScreenReady are checked, then that
+// backend re-verifies the place and types. A failure after a backend located
+// the target is not retried with another backend. The Delivery names the
+// place whenever one was located, also on error.
 func (i *Injector) Deliver(ctx context.Context, t Target, text string) (Delivery, error) {
 	b, w, err := i.locate(ctx, t)
 	if err != nil {
@@ -120,10 +155,39 @@ func (i *Injector) Deliver(ctx context.Context, t Target, text string) (Delivery
 			return d, fmt.Errorf("%w: %w", ErrNotIdle, err)
 		}
 	}
+	if err := checkScreen(ctx, b, w, t.ScreenReady); err != nil {
+		return d, fmt.Errorf("%s %s: %w", d.Backend, d.Where, err)
+	}
 	if err := b.Send(ctx, w, text); err != nil {
 		return d, fmt.Errorf("%s %s: %w", d.Backend, d.Where, err)
 	}
 	return d, nil
+}
+
+// checkScreen runs ready on w's screen. A place with no live process (a
+// headless continuation) has no screen that could show a box; any other
+// place must be shown by its backend.
+func checkScreen(ctx context.Context, b Backend, w Where, ready func(string) error) error {
+	if ready == nil || w.PID == 0 {
+		return nil
+	}
+	sc, ok := b.(Screener)
+	if !ok {
+		return noScreen(b)
+	}
+	screen, err := sc.Screen(ctx, w)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNoScreen, err)
+	}
+	if err := ready(screen); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotIdle, err)
+	}
+	return nil
+}
+
+// noScreen refuses b for an agent whose screen must be checked.
+func noScreen(b Backend) error {
+	return refuse(ErrNoScreen, "%s cannot show the screen, and this agent's screen must be checked before typing", b.Name())
 }
 
 // Explain asks every backend where it would type for t and why not.
@@ -137,6 +201,9 @@ func (i *Injector) Explain(ctx context.Context, t Target) []Finding {
 			f.Where = w.String()
 			f.Use = !chosen
 			chosen = true
+			if _, ok := b.(Screener); !ok && t.ScreenReady != nil && w.PID != 0 {
+				f.Err = noScreen(b)
+			}
 		}
 		findings = append(findings, f)
 	}
@@ -162,6 +229,10 @@ func (i *Injector) locate(ctx context.Context, t Target) (Backend, Where, error)
 		reasons = append(reasons, b.Name()+": "+err.Error())
 		errs = append(errs, err)
 	}
+	if t.Unfound != nil {
+		reasons = append([]string{t.Unfound.Error()}, reasons...)
+		errs = append(errs, t.Unfound)
+	}
 	return nil, Where{}, &noTerminal{pid: t.PID, reasons: reasons, errs: errs}
 }
 
@@ -174,7 +245,11 @@ type noTerminal struct {
 }
 
 func (e *noTerminal) Error() string {
-	return fmt.Sprintf("no terminal found for pid %d (%s)", e.pid, strings.Join(e.reasons, "; "))
+	who := fmt.Sprintf("pid %d", e.pid)
+	if e.pid == 0 {
+		who = "the session"
+	}
+	return fmt.Sprintf("no terminal found for %s (%s)", who, strings.Join(e.reasons, "; "))
 }
 
 func (e *noTerminal) Unwrap() []error { return e.errs }

@@ -105,3 +105,21 @@ func TestTmuxSocket(t *testing.T) {
 		}
 	}
 }
+
+func TestDeliverRefusesWithoutScreenWhenTheAgentNeedsOne(t *testing.T) {
+	blind := &place{name: "blind"}
+	ready := func(string) error { t.Error("ScreenReady called without a screen"); return nil }
+	_, err := New(blind).Deliver(context.Background(), Target{PID: 7, ScreenReady: ready}, "continue")
+	if !errors.Is(err, ErrNoScreen) || len(blind.typed) != 0 {
+		t.Fatalf("Deliver = %v, typed %q; want ErrNoScreen and nothing typed", err, blind.typed)
+	}
+	f := New(blind).Explain(context.Background(), Target{PID: 7, ScreenReady: ready})
+	if len(f) != 1 || !f[0].Use || !errors.Is(f[0].Err, ErrNoScreen) {
+		t.Errorf("Explain = %+v, want the place with ErrNoScreen", f)
+	}
+	// Without a live process (a headless continuation) there is no screen
+	// that could show a box.
+	if _, err := New(blind).Deliver(context.Background(), Target{ScreenReady: ready}, "continue"); err != nil || len(blind.typed) != 1 {
+		t.Errorf("Deliver(no process) = %v, typed %q", err, blind.typed)
+	}
+}

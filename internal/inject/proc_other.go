@@ -50,3 +50,18 @@ func tmuxServer(_ context.Context, _ int) (string, error) {
 func onTTY(p process, path string) (bool, error) {
 	return p.tty != "" && "/dev/"+p.tty == path, nil
 }
+
+// processEnv cannot read another process's environment here (ps -E shows
+// it only for some processes): ok is always false.
+func processEnv(_ context.Context, pid int, key string) (string, bool, error) {
+	return "", false, fmt.Errorf("the environment of pid %d (%s) cannot be read on this system", pid, key)
+}
+
+// ttyPath is the device path of p's controlling terminal ("/dev/ttys003"),
+// "" when it has none.
+func ttyPath(p process) string {
+	if p.tty == "" {
+		return ""
+	}
+	return "/dev/" + p.tty
+}

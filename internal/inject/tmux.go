@@ -250,3 +250,16 @@ func tmuxSocket(pid int, value string) (string, error) {
 	}
 	return value[:j], nil
 }
+
+// Screen returns the visible text of the pane (capture-pane -p).
+func (x *Tmux) Screen(ctx context.Context, w Where) (string, error) {
+	return x.run(ctx, w.Server, nil, "capture-pane", "-p", "-t", w.Pane)
+}
+
+func init() {
+	register(registration{
+		name: "tmux", rank: rankTmux,
+		available: func(Options) bool { return installed("tmux") },
+		build:     func(Options) Backend { return NewTmux() },
+	})
+}

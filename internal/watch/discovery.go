@@ -14,6 +14,9 @@ type FileSet struct {
 	// Snapshot: the whole file is one record, re-read on change (Claude's live
 	// registry ~/.claude/sessions/<pid>.json).
 	Snapshot bool
+	// Database: OpenCode's SQLite database, read row by row, with the live
+	// event streams of its running processes (opencode_db.go, opencode_live.go).
+	Database bool
 }
 
 // Source is one agent's root folder and the files nudge reads under it.
@@ -27,6 +30,7 @@ type Source struct {
 // environment variable, else a folder in the home directory.
 type agentHome struct {
 	env   string // the variable that moves the root
+	sub   string // the root's folder below that variable's folder ("" = the folder itself)
 	dir   string // the default root, relative to $HOME
 	files []FileSet
 }
@@ -39,6 +43,12 @@ var agentHomes = map[string]agentHome{
 	"claude": {env: "CLAUDE_CONFIG_DIR", dir: ".claude", files: []FileSet{
 		{Pattern: "projects/*/*.jsonl"},
 		{Pattern: "sessions/*.json", Snapshot: true},
+	}},
+	// formats/opencode.md §2.1: one SQLite database for every OpenCode
+	// process, $XDG_DATA_HOME/opencode/opencode.db (XDG on macOS too); the
+	// live state comes from the event streams of processes with a server.
+	"opencode": {env: "XDG_DATA_HOME", sub: "opencode", dir: ".local/share/opencode", files: []FileSet{
+		{Pattern: "opencode.db", Database: true},
 	}},
 	// formats/codex.md §2: one rollout per session under the start date's folders.
 	"codex": {env: "CODEX_HOME", dir: ".codex", files: []FileSet{
@@ -53,6 +63,17 @@ var agentHomes = map[string]agentHome{
 		{Pattern: "sessions/*/*/wire.jsonl"},
 		{Pattern: "logs/kimi.log"},
 	}},
+	// formats/muse.md A1: Muse's home is ~/.muse (no variable moves it); its
+	// session.jsonl is not a format, so nudge reads MSP frame logs that a
+	// client on `muse serve`'s stdio writes under nudge/frames/.
+	"muse": {dir: ".muse", files: []FileSet{
+		{Pattern: "nudge/frames/*.ndjson"},
+	}},
+	// formats/grok.md §2, §3: Grok writes no failure anywhere; `nudge hook grok`
+	// appends grok-dev's hook input beside its grok.db, one file per session.
+	"grok": {dir: ".grok", files: []FileSet{
+		{Pattern: "nudge/hooks/*.jsonl"},
+	}},
 }
 
 // DefaultRoot is the agent's own root folder: its environment variable when
@@ -64,7 +85,7 @@ func DefaultRoot(agent string) string {
 		return ""
 	}
 	if dir := os.Getenv(h.env); dir != "" {
-		return filepath.Clean(dir)
+		return filepath.Join(dir, h.sub)
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {

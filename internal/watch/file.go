@@ -59,6 +59,7 @@ type tail struct {
 	agent    string
 	path     string
 	snapshot bool
+	database bool // an SQLite database (opencode_db.go)
 	dev, ino uint64
 	fp       fingerprint
 	known    bool // dev, ino and fp describe the file the position belongs to

@@ -30,7 +30,11 @@ func (w *Watcher) visit(ctx context.Context, r *root, p string, set FileSet, for
 			t = w.track(r, p, set)
 		default:
 			dev, ino := fileKey(fi)
-			if fi.Size() == t.size && fi.ModTime().Equal(t.mtime) && dev == t.dev && ino == t.ino {
+			size, mtime := fi.Size(), fi.ModTime()
+			if t.database {
+				size, mtime = databaseStamp(p, fi)
+			}
+			if size == t.size && mtime.Equal(t.mtime) && dev == t.dev && ino == t.ino {
 				t.seen = w.gen
 				return
 			}
@@ -43,7 +47,7 @@ func (w *Watcher) visit(ctx context.Context, r *root, p string, set FileSet, for
 // track starts following the file at p: from its stored position, from its
 // end (a first run's old history), or from its start.
 func (w *Watcher) track(r *root, p string, set FileSet) *tail {
-	t := &tail{agent: r.Agent, path: p, snapshot: set.Snapshot, lines: lineSplitter{max: w.opts.LineCap}}
+	t := &tail{agent: r.Agent, path: p, snapshot: set.Snapshot, database: set.Database, lines: lineSplitter{max: w.opts.LineCap}}
 	t.lines.onSkip = func(start, end int64) {
 		w.nSkipped.Add(1)
 		w.log.Warn("line longer than the cap skipped", "path", p, "offset", start, "bytes", end-start, "cap", w.opts.LineCap)
@@ -76,6 +80,10 @@ func (w *Watcher) forget(ctx context.Context, t *tail) {
 // read brings t up to date with its file: it notices removal, replacement and
 // truncation, then emits what was added.
 func (w *Watcher) read(ctx context.Context, t *tail) {
+	if t.database {
+		w.readDatabase(ctx, t)
+		return
+	}
 	fi, err := os.Stat(t.path)
 	switch {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):

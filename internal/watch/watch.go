@@ -123,6 +123,7 @@ type Watcher struct {
 	syncMu   sync.Mutex
 	syncs    []string
 	syncWake chan struct{}
+	live     liveState
 
 	started  atomic.Bool
 	ready    atomic.Bool
@@ -166,6 +167,7 @@ func New(opts Options) (*Watcher, error) {
 		problems: map[string]bool{},
 		br:       bufio.NewReaderSize(nil, readBuffer),
 		syncWake: make(chan struct{}, 1),
+		live:     newLiveState(),
 	}
 	for _, s := range opts.Sources {
 		if s.Agent == "" || s.Root == "" {
@@ -290,6 +292,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	w.initial = false
 	w.goneWhileAway(ctx)
 	w.ready.Store(true)
+	go w.followLive(ctx)
 
 	var (
 		events   <-chan fsnotify.Event
@@ -329,6 +332,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 			}
 		case <-w.syncWake:
 			w.runSyncs(ctx)
+		case m := <-w.live.msgs:
+			w.takeLive(ctx, m)
+			w.flush(ctx)
 		case <-rescan.C:
 			changed := w.scanAll(ctx)
 			if w.fsw == nil {
@@ -369,6 +375,8 @@ func (w *Watcher) handle(ctx context.Context, ev fsnotify.Event) {
 		}
 		if set, ok := r.fileSet(rel); ok {
 			w.visit(ctx, r, ev.Name, set, true)
+		} else if db, set, ok := r.databaseOf(ev.Name, rel); ok {
+			w.visit(ctx, r, db, set, true)
 		}
 		if ev.Has(fsnotify.Create) && r.leadsTo(rel) {
 			if fi, err := os.Stat(ev.Name); err == nil && fi.IsDir() {

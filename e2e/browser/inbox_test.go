@@ -1,0 +1,444 @@
+// Package browser drives the Inbox window of the real nudge binary in a
+// real headless Chromium through chromedriver.
+package browser
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"image/png"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"nudge/internal/inbox"
+)
+
+var nudgeBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "nudge-browser-bin-")
+	if err != nil {
+		panic(err)
+	}
+	nudgeBin = filepath.Join(dir, "nudge")
+	if b, err := exec.Command("go", "build", "-o", nudgeBin, "nudge/cmd/nudge").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build nudge: %v\n%s", err, b)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// xss is error text that would run script if the page put it in as markup.
+const xss = `<img src=x onerror=alert(1)> <script>document.title="owned"</script>`
+
+// world is a home with a nudge daemon in it.
+type world struct {
+	t         *testing.T
+	home      string
+	data      string
+	env       []string
+	daemonLog bytes.Buffer
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	dir := t.TempDir()
+	w := &world{t: t, home: filepath.Join(dir, "home"), data: filepath.Join(dir, "data")}
+	must(t, os.MkdirAll(w.home, 0o700))
+	w.env = []string{
+		"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "NUDGE_DATA_DIR=" + w.data,
+		"XDG_CONFIG_HOME=" + filepath.Join(w.home, ".config"), "NUDGE_NOTIFY_DESKTOP=false", "NUDGE_WATCH_RESCAN=1s",
+	}
+	return w
+}
+
+// seed writes an Inbox entry straight into the database, as an earlier
+// run of the daemon would have.
+func (w *world) seed(e inbox.EntryRow) {
+	w.t.Helper()
+	db, err := inbox.Open(filepath.Join(w.data, "nudge.db"))
+	must(w.t, err)
+	defer db.Close()
+	must(w.t, db.Commit(context.Background(), inbox.Batch{Entries: []inbox.EntryRow{e}}))
+}
+
+func (w *world) startDaemon() {
+	w.t.Helper()
+	cmd := exec.Command(nudgeBin, "run", "--headless")
+	cmd.Env = w.env
+	cmd.Stdout, cmd.Stderr = &w.daemonLog, &w.daemonLog
+	must(w.t, cmd.Start())
+	w.t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		if w.t.Failed() {
+			w.t.Logf("daemon log:\n%s", w.daemonLog.String())
+		}
+	})
+	eventually(w.t, "daemon ready", 30*time.Second, func() bool {
+		var st struct{ Daemon *struct{ Ready bool } }
+		out, err := w.nudge("status", "--json")
+		return err == nil && json.Unmarshal(out, &st) == nil && st.Daemon != nil && st.Daemon.Ready
+	})
+}
+
+func (w *world) nudge(args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, nudgeBin, args...)
+	cmd.Env = w.env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("nudge %v: %w: %s", args, err, stderr.String())
+	}
+	return out, nil
+}
+
+type cliEntry struct {
+	ID        int64
+	ErrorText string
+	Read      bool
+}
+
+func (w *world) entries() []cliEntry {
+	w.t.Helper()
+	out, err := w.nudge("inbox", "--json")
+	must(w.t, err)
+	var es []cliEntry
+	must(w.t, json.Unmarshal(out, &es))
+	return es
+}
+
+// deadTurn writes a Claude Code transcript whose turn dies from a provider
+// error, as the CLI writes it (formats/claude.md; e2e/pipe/standin).
+func (w *world) deadTurn(session, errorText string) {
+	w.t.Helper()
+	project := filepath.Join(w.home, ".claude", "projects", "-work-shop")
+	must(w.t, os.MkdirAll(project, 0o700))
+	now := time.Now().UTC()
+	common := func(rec map[string]any, i int) map[string]any {
+		rec["sessionId"], rec["cwd"], rec["isSidechain"], rec["version"] = session, "/work/shop", false, "2.1.332"
+		rec["timestamp"] = now.Add(time.Duration(i) * time.Millisecond).Format("2006-01-02T15:04:05.000Z")
+		rec["uuid"] = fmt.Sprintf("browser-%s-%d", session, i)
+		return rec
+	}
+	lines := []map[string]any{
+		common(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": "build the shop"},
+			"origin": map[string]any{"kind": "human"}, "promptSource": "typed", "turnOrigin": "human"}, 0),
+		common(map[string]any{"type": "assistant", "isApiErrorMessage": true, "error": "server_error", "apiErrorStatus": 500,
+			"apiErrorType": "api_error", "requestId": "req_browser",
+			"message": map[string]any{"model": "<synthetic>", "role": "assistant", "stop_reason": "stop_sequence", "stop_sequence": "",
+				"content": []any{map[string]any{"type": "text", "text": errorText}}}}, 1),
+	}
+	var buf bytes.Buffer
+	for _, l := range lines {
+		b, err := json.Marshal(l)
+		must(w.t, err)
+		buf.Write(append(b, '\n'))
+	}
+	must(w.t, os.WriteFile(filepath.Join(project, session+".jsonl"), buf.Bytes(), 0o600))
+}
+
+// pageEntry is what the page shows of one entry, read from its DOM.
+type pageEntry struct {
+	ID     string `json:"id"`
+	Unread bool   `json:"unread"`
+	What   string `json:"what"`
+	Error  string `json:"error"`
+}
+
+const readEntries = `return Array.from(document.querySelectorAll('#entries li.entry')).map(li => ({
+	id: li.dataset.id, unread: li.classList.contains('unread'),
+	what: li.querySelector('.what').textContent,
+	error: (li.querySelector('.error-text') || {}).textContent || ''}));`
+
+func (b *browser) entries() []pageEntry {
+	b.t.Helper()
+	var es []pageEntry
+	b.run(readEntries, &es)
+	return es
+}
+
+func TestInboxWindow(t *testing.T) {
+	w := newWorld(t)
+	w.seed(inbox.EntryRow{
+		Time: time.Now().Add(-5 * time.Minute), Agent: "claude", Session: "0b5e7c1d-1111-4111-8111-222222222222",
+		Project: "/work/shop", What: "gave up after 3 attempts; the turn is still dead",
+		ErrorText: xss, Class: "provider_error", Code: "529", Attempts: 3,
+	})
+	w.startDaemon()
+	b := startBrowser(t)
+
+	pageURL, err := w.nudge("inbox", "--url")
+	must(t, err)
+	page := strings.TrimSpace(string(pageURL))
+	if !strings.HasPrefix(page, "http://127.0.0.1:") || !strings.Contains(page, "?token=") {
+		t.Fatalf("nudge inbox --url: %q", page)
+	}
+	b.open(page)
+	eventually(t, "the page live with the seeded entry", 15*time.Second, func() bool {
+		var live bool
+		b.run(`return document.body.dataset.live === '1' && document.querySelectorAll('#entries li.entry').length > 0`, &live)
+		return live
+	})
+	if u := b.url(); strings.Contains(u, "token") || u != page[:strings.Index(page, "?")] {
+		t.Errorf("the address still carries the secret, or is elsewhere: %s", u)
+	}
+
+	// The seeded entry, with its error text shown as text and inert.
+	es := b.entries()
+	if len(es) != 1 || es[0].Error != xss || !es[0].Unread || !strings.Contains(es[0].What, "gave up") {
+		t.Fatalf("page entries: %+v", es)
+	}
+	var injected struct {
+		Imgs, Scripts int
+		Title         string
+	}
+	b.run(`return {imgs: document.querySelectorAll('img').length, scripts: document.querySelectorAll('script').length, title: document.title}`, &injected)
+	if injected.Imgs != 0 || injected.Scripts != 1 || injected.Title == "owned" {
+		t.Errorf("transcript text became markup: %+v", injected)
+	}
+	if open, text := b.alertOpen(); open {
+		t.Fatalf("the error text ran script: alert %q", text)
+	}
+	var visible string
+	b.run(`return document.body.innerText`, &visible)
+	if !strings.Contains(visible, "<img src=x onerror=alert(1)>") {
+		t.Errorf("the error text is not visible as text:\n%s", visible)
+	}
+
+	shots := screenshotDir(t)
+	b.screenshot(filepath.Join(shots, "inbox.png"))
+
+	// Mark read through the page; the CLI sees it.
+	seeded := w.entries()[0].ID
+	if es[0].ID != fmt.Sprint(seeded) {
+		t.Fatalf("page entry id %s, CLI %d", es[0].ID, seeded)
+	}
+	b.run(`window.sameDocument = true; return null`, nil)
+	b.click(fmt.Sprintf(`#entries li.entry[data-id="%d"] button.mark-read`, seeded))
+	eventually(t, "the CLI to show the entry read", 10*time.Second, func() bool { return w.entries()[0].Read })
+	eventually(t, "the page to show the entry read", 10*time.Second, func() bool { return !b.entries()[0].Unread })
+
+	// The toggle turns retry off in the daemon.
+	b.click("#toggle-retry")
+	eventually(t, "retry off in the daemon", 10*time.Second, func() bool {
+		var st struct {
+			Settings struct {
+				RetryEnabled bool `json:"retry_enabled"`
+			}
+		}
+		out, err := w.nudge("status", "--json")
+		return err == nil && json.Unmarshal(out, &st) == nil && !st.Settings.RetryEnabled
+	})
+
+	// A new dead turn shows up without a reload.
+	const session = "7d1f0a3b-3333-4333-8333-444444444444"
+	w.deadTurn(session, "API Error: 500 Internal server error. This is a server-side issue, usually temporary — try again in a moment.")
+	eventually(t, "the new entry on the page", 15*time.Second, func() bool { return len(b.entries()) == 2 })
+	es = b.entries()
+	if !es[0].Unread || !strings.Contains(es[0].Error, "API Error: 500") || es[1].Error != xss {
+		t.Errorf("entries after the new one, newest first: %+v", es)
+	}
+	b.screenshot(filepath.Join(shots, "inbox-live.png"))
+	var same bool
+	b.run(`return window.sameDocument === true`, &same)
+	if !same {
+		t.Error("the page reloaded to show the new entry")
+	}
+	var sessionState string
+	b.run(`const li = document.querySelector('#sessions li[data-session="`+session+`"]'); return li ? li.querySelector('.state').textContent : ''`, &sessionState)
+	if sessionState != "failed" {
+		t.Errorf("the session's state on the page: %q", sessionState)
+	}
+
+	// A parent agent asks about the child session.
+	secret := page[strings.Index(page, "token=")+len("token="):]
+	var one struct{ Agent, State string }
+	getJSON(t, strings.Replace(page, "?token="+secret, "api/sessions/"+session, 1), secret, &one)
+	if one.Agent != "claude" || one.State != "failed" {
+		t.Errorf("GET /api/sessions/%s: %+v", session, one)
+	}
+
+	// Mark all read, then clear, from the page.
+	b.click("#read-all")
+	eventually(t, "all read", 10*time.Second, func() bool {
+		for _, e := range w.entries() {
+			if !e.Read {
+				return false
+			}
+		}
+		return true
+	})
+	b.click("#clear")
+	b.click("#clear") // the second click confirms
+	eventually(t, "cleared", 10*time.Second, func() bool { return len(w.entries()) == 0 && len(b.entries()) == 0 })
+
+	// The launcher that `nudge inbox --open` opens signs a browser in
+	// without the secret on a command line.
+	b.do("DELETE", "/cookie", nil, nil)
+	b.open(page[:strings.Index(page, "?")])
+	var denied string
+	b.run(`return document.body.innerText`, &denied)
+	if !strings.Contains(denied, "unauthorized") {
+		t.Fatalf("without the cookie the page must refuse: %q", denied)
+	}
+	b.open("file://" + filepath.Join(w.data, "inbox.html"))
+	eventually(t, "the page opened through the launcher", 15*time.Second, func() bool {
+		var live bool
+		b.run(`return !!document.body && document.body.dataset.live === '1'`, &live)
+		return live
+	})
+}
+
+func TestInboxOpenUsesLauncher(t *testing.T) {
+	w := newWorld(t)
+	w.startDaemon()
+	bin := t.TempDir()
+	args := filepath.Join(bin, "args")
+	must(t, os.WriteFile(filepath.Join(bin, "xdg-open"), []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" > "+args+"\n"), 0o755))
+	w.env = append(w.env, "PATH="+bin+":"+os.Getenv("PATH"))
+	_, err := w.nudge("inbox", "--open")
+	must(t, err)
+	var got []byte
+	eventually(t, "xdg-open to run", 10*time.Second, func() bool {
+		got, err = os.ReadFile(args)
+		return err == nil && len(got) > 0
+	})
+	if strings.TrimSpace(string(got)) != filepath.Join(w.data, "inbox.html") {
+		t.Fatalf("xdg-open got %q", got)
+	}
+	launcher, err := os.ReadFile(filepath.Join(w.data, "inbox.html"))
+	must(t, err)
+	url, err := w.nudge("inbox", "--url")
+	must(t, err)
+	if !strings.Contains(string(launcher), strings.TrimSpace(string(url))) {
+		t.Fatalf("the launcher does not open %s:\n%s", url, launcher)
+	}
+}
+
+func TestInboxCLIChangesEntries(t *testing.T) {
+	w := newWorld(t)
+	for _, text := range []string{"one", "two", "three"} {
+		w.seed(inbox.EntryRow{Time: time.Now(), Agent: "claude", Session: "s", What: "failed", ErrorText: text})
+	}
+	check := func(step string, wantRead []bool) {
+		t.Helper()
+		es := w.entries()
+		if len(es) != len(wantRead) {
+			t.Fatalf("%s: %d entries, want %d", step, len(es), len(wantRead))
+		}
+		for i, e := range es {
+			if e.Read != wantRead[i] {
+				t.Fatalf("%s: entry %d read=%v", step, e.ID, e.Read)
+			}
+		}
+	}
+	// Without a daemon the CLI changes the database itself.
+	ids := w.entries()
+	_, err := w.nudge("inbox", "read", fmt.Sprint(ids[2].ID))
+	must(t, err)
+	check("read without daemon", []bool{false, false, true})
+	if _, err := w.nudge("inbox", "read", "99999"); err == nil || !strings.Contains(err.Error(), "no Inbox entry 99999") {
+		t.Fatalf("unknown id: %v", err)
+	}
+	// With one, through its Inbox window API.
+	w.startDaemon()
+	_, err = w.nudge("inbox", "read", fmt.Sprint(ids[0].ID))
+	must(t, err)
+	check("read with daemon", []bool{true, false, true})
+	if _, err := w.nudge("inbox", "read", "99999"); err == nil || !strings.Contains(err.Error(), "no Inbox entry 99999") {
+		t.Fatalf("unknown id with daemon: %v", err)
+	}
+	_, err = w.nudge("inbox", "read-all")
+	must(t, err)
+	check("read-all", []bool{true, true, true})
+	_, err = w.nudge("inbox", "clear")
+	must(t, err)
+	check("clear", nil)
+}
+
+func getJSON(t *testing.T, url, secret string, out any) {
+	t.Helper()
+	req, err := http.NewRequest("GET", url, nil)
+	must(t, err)
+	req.Header.Set("Authorization", "Bearer "+secret)
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %s", url, resp.Status)
+	}
+	must(t, json.NewDecoder(resp.Body).Decode(out))
+}
+
+// screenshot saves a PNG of the page to path and checks it shows something.
+func (b *browser) screenshot(path string) {
+	b.t.Helper()
+	var s string
+	b.do("GET", "/screenshot", nil, &s)
+	shot, err := base64.StdEncoding.DecodeString(s)
+	must(b.t, err)
+	checkNotBlank(b.t, shot)
+	must(b.t, os.WriteFile(path, shot, 0o644))
+	b.t.Logf("screenshot: %s", path)
+}
+
+// checkNotBlank fails unless the PNG shows something: a fair share of its
+// pixels differ from the background.
+func checkNotBlank(t *testing.T, b []byte) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(b))
+	must(t, err)
+	bounds := img.Bounds()
+	if bounds.Dx() < 400 || bounds.Dy() < 300 {
+		t.Fatalf("screenshot is %v", bounds)
+	}
+	bg := img.At(bounds.Min.X, bounds.Min.Y)
+	differ, total := 0, 0
+	for y := bounds.Min.Y; y < bounds.Max.Y; y += 3 {
+		for x := bounds.Min.X; x < bounds.Max.X; x += 3 {
+			total++
+			if !sameColor(img.At(x, y), bg) {
+				differ++
+			}
+		}
+	}
+	if differ*100 < total {
+		t.Fatalf("screenshot looks blank: %d of %d sampled pixels differ from the background", differ, total)
+	}
+}
+
+func sameColor(a, b color.Color) bool {
+	r1, g1, b1, _ := a.RGBA()
+	r2, g2, b2, _ := b.RGBA()
+	return r1 == r2 && g1 == g2 && b1 == b2
+}
+
+func screenshotDir(t *testing.T) string {
+	if d := os.Getenv("NUDGE_TEST_SCREENSHOTS"); d != "" {
+		must(t, os.MkdirAll(d, 0o755))
+		return d
+	}
+	return t.TempDir()
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

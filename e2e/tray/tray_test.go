@@ -1,0 +1,483 @@
+// Package tray drives the menu-bar icon of the real nudge binary over a
+// private D-Bus session (PLATFORM.md §3): a watcher owned by the test
+// receives the item's registration, reads its properties and menu, and
+// clicks like a panel would. One test photographs the real menu in an
+// xfce4-panel under Xvfb.
+package tray
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/godbus/dbus/v5"
+
+	"nudge/internal/dbustest"
+)
+
+var nudgeBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "nudge-tray-bin-")
+	if err != nil {
+		panic(err)
+	}
+	nudgeBin = filepath.Join(dir, "nudge")
+	if out, err := exec.Command("go", "build", "-o", nudgeBin, "nudge/cmd/nudge").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build nudge: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// wait bounds every wait for an effect.
+const wait = 10 * time.Second
+
+// Menu labels the person sees (SPEC §4, §6).
+const (
+	labelRetry    = "Retry after API errors"
+	labelContinue = "Continue after usage limit"
+	labelQuit     = "Quit"
+)
+
+// world is one test's machine: a home, a data folder and a session bus.
+type world struct {
+	t       *testing.T
+	home    string
+	data    string
+	busAddr string
+	env     []string
+}
+
+func newWorld(t *testing.T, busAddr string) *world {
+	t.Helper()
+	dir := t.TempDir()
+	w := &world{t: t, home: filepath.Join(dir, "home"), data: filepath.Join(dir, "data"), busAddr: busAddr}
+	if err := os.MkdirAll(w.home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	w.env = []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "NUDGE_DATA_DIR=" + w.data,
+		"XDG_CONFIG_HOME=" + filepath.Join(w.home, ".config"), "XDG_RUNTIME_DIR=" + dir}
+	if busAddr != "" {
+		w.env = append(w.env, "DBUS_SESSION_BUS_ADDRESS="+busAddr)
+	}
+	return w
+}
+
+// daemon is one `nudge run`.
+type daemon struct {
+	cmd  *exec.Cmd
+	log  *bytes.Buffer
+	done chan error
+}
+
+// start runs `nudge run` with the world's environment plus extra.
+func (w *world) start(extra ...string) *daemon {
+	w.t.Helper()
+	d := &daemon{cmd: exec.Command(nudgeBin, "run"), log: &bytes.Buffer{}, done: make(chan error, 1)}
+	d.cmd.Env = append(append([]string{}, w.env...), extra...)
+	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
+	if err := d.cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	go func() { d.done <- d.cmd.Wait() }()
+	w.t.Cleanup(func() {
+		if d.cmd.ProcessState == nil {
+			d.cmd.Process.Kill()
+			<-d.done
+		}
+		if w.t.Failed() {
+			w.t.Logf("daemon log:\n%s", d.log)
+		}
+	})
+	return d
+}
+
+// exit waits for the daemon to end and returns its exit status.
+func (d *daemon) exit(t *testing.T) int {
+	t.Helper()
+	select {
+	case err := <-d.done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(wait):
+		t.Fatalf("nudge did not stop within %s", wait)
+		return -1
+	}
+}
+
+// settings reads `nudge status --json` until the daemon answers.
+func (w *world) settings() (retry bool, ok bool) {
+	cmd := exec.Command(nudgeBin, "status", "--json")
+	cmd.Env = w.env
+	out, err := cmd.Output()
+	if err != nil {
+		return false, false
+	}
+	var st struct {
+		Daemon *struct {
+			Ready bool `json:"ready"`
+		} `json:"daemon"`
+		Settings *struct {
+			RetryEnabled bool `json:"retry_enabled"`
+		} `json:"settings"`
+	}
+	if json.Unmarshal(out, &st) != nil || st.Daemon == nil || !st.Daemon.Ready || st.Settings == nil {
+		return false, false
+	}
+	return st.Settings.RetryEnabled, true
+}
+
+// lockFree reports whether the daemon's single-instance lock is free.
+func (w *world) lockFree() bool {
+	f, err := os.OpenFile(filepath.Join(w.data, "nudge.lock"), os.O_RDWR, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		return false
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return true
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, wait)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestTrayTogglesPersistAndQuit: the item registers, shows its title, icon
+// and menu; a click on "Retry after API errors" turns retry off at once and
+// for good; Quit ends the daemon cleanly; SIGTERM ends daemon and icon.
+func TestTrayTogglesPersistAndQuit(t *testing.T) {
+	addr := dbustest.StartBus(t)
+	watcher := ownWatcher(t, addr)
+	w := newWorld(t, addr)
+
+	d := w.start("DISPLAY=:0") // the icon needs a named session; it only talks D-Bus
+	item := watcher.next(t)
+	eventually(t, "title", func() bool { return item.title() == "nudge" }) // PLATFORM.md §3 bug 1: poll
+	eventually(t, "icon", item.hasIcon)
+	eventually(t, "daemon ready", func() bool { _, ok := w.settings(); return ok })
+
+	// The first menu may come before the daemon has its settings; it
+	// follows within a redraw.
+	var menu layout
+	var retry, cont entry
+	eventually(t, "the toggles shown", func() bool {
+		menu = item.layout(t)
+		retry, cont = menu.find(t, labelRetry), menu.find(t, labelContinue)
+		return retry.enabled && cont.enabled
+	})
+	var labels []string
+	for _, e := range menu {
+		if e.label != "" {
+			labels = append(labels, e.label)
+		}
+	}
+	want := []string{labelRetry, labelContinue, "No sessions yet", "Open Inbox…", "Pause", labelQuit}
+	if strings.Join(labels, "|") != strings.Join(want, "|") {
+		t.Fatalf("menu labels:\n got %q\nwant %q", labels, want)
+	}
+	if retry.toggleType != "checkmark" || retry.toggleState != 1 {
+		t.Fatalf("%q: %+v, want a checkmark, on by default", labelRetry, retry)
+	}
+	if cont.toggleType != "checkmark" || cont.toggleState != 0 {
+		t.Fatalf("%q: %+v, want a checkmark, off by default", labelContinue, cont)
+	}
+
+	item.click(t, retry.id)
+	eventually(t, "retry_enabled false in nudge status", func() bool { on, ok := w.settings(); return ok && !on })
+	eventually(t, "the checkbox unticked", func() bool { return item.toggleState(t, retry.id) == 0 })
+
+	item.quit(t, menu.find(t, labelQuit).id)
+	if code := d.exit(t); code != 0 {
+		t.Fatalf("Quit from the menu: exit status %d, want 0", code)
+	}
+	if !w.lockFree() {
+		t.Fatal("the single-instance lock is still held after Quit")
+	}
+
+	// The toggle survives a restart, in the daemon and in the menu.
+	d = w.start("DISPLAY=:0")
+	item = watcher.next(t)
+	eventually(t, "daemon ready again", func() bool { _, ok := w.settings(); return ok })
+	if on, _ := w.settings(); on {
+		t.Fatal("retry is on again after a restart")
+	}
+	eventually(t, "the checkbox still unticked after a restart", func() bool {
+		return item.toggleState(t, item.layout(t).find(t, labelRetry).id) == 0
+	})
+
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	if code := d.exit(t); code != 0 {
+		t.Fatalf("SIGTERM: exit status %d, want 0", code)
+	}
+	if !w.lockFree() {
+		t.Fatal("the single-instance lock is still held after SIGTERM")
+	}
+}
+
+// TestTrayShowsSessionsAndInbox: a session that needs sign-in shows in the
+// menu in words, the Inbox count shows on "Open Inbox…", and the icon says
+// it needs attention.
+func TestTrayShowsSessionsAndInbox(t *testing.T) {
+	addr := dbustest.StartBus(t)
+	watcher := ownWatcher(t, addr)
+	w := newWorld(t, addr)
+	w.start("DISPLAY=:0")
+	item := watcher.next(t)
+	eventually(t, "daemon ready", func() bool { _, ok := w.settings(); return ok })
+	eventually(t, "tooltip all fine", func() bool { return strings.Contains(item.tooltip(), "all fine") })
+
+	// A Claude Code session whose turn died of a rejected API key: a copy of
+	// formats/samples/claude/auth401-invalid-apikey-print.jsonl (cwd /home/dev/project).
+	sample, err := os.ReadFile("testdata/claude-auth401.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(w.home, ".claude", "projects", "-home-dev-project")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "72f336ac-6434-4141-82e7-554cec3ae216.jsonl"), sample, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the session and the unread entry in the menu", func() bool {
+		var got []string
+		for _, e := range item.layout(t) {
+			got = append(got, e.label)
+		}
+		s := strings.Join(got, "|")
+		return strings.Contains(s, "project (claude): needs sign-in") && strings.Contains(s, "Open Inbox… (1 unread)")
+	})
+	eventually(t, "tooltip needs attention", func() bool { return strings.Contains(item.tooltip(), "needs attention") })
+}
+
+// TestTrayHeadlessWithoutSessionBus: with no session bus the daemon runs
+// headless and says so (PLATFORM.md §3 bug 2), never crashes.
+func TestTrayHeadlessWithoutSessionBus(t *testing.T) {
+	if u := fmt.Sprintf("/run/user/%d/bus", os.Getuid()); fileExists(u) {
+		t.Skip("this machine's user bus at " + u + " would be found without DBUS_SESSION_BUS_ADDRESS")
+	}
+	w := newWorld(t, "")
+	d := w.start("DISPLAY=:0")
+	eventually(t, "daemon ready", func() bool { _, ok := w.settings(); return ok })
+	if !strings.Contains(d.log.String(), "tray: not available: no DBus session bus") {
+		t.Fatalf("log does not say the tray is unavailable:\n%s", d.log)
+	}
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	if code := d.exit(t); code != 0 {
+		t.Fatalf("exit status %d, want 0", code)
+	}
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// watcher owns org.kde.StatusNotifierWatcher and passes on every item that
+// registers, as the bus name that called.
+type watcher struct {
+	conn  *dbus.Conn
+	items chan string
+}
+
+func (w *watcher) RegisterStatusNotifierItem(sender dbus.Sender, _ string) *dbus.Error {
+	select {
+	case w.items <- string(sender):
+	default:
+	}
+	return nil
+}
+
+func ownWatcher(t *testing.T, addr string) *watcher {
+	t.Helper()
+	conn, err := dbus.Connect(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	w := &watcher{conn: conn, items: make(chan string, 16)}
+	if err := conn.Export(w, "/StatusNotifierWatcher", "org.kde.StatusNotifierWatcher"); err != nil {
+		t.Fatal(err)
+	}
+	if reply, err := conn.RequestName("org.kde.StatusNotifierWatcher", dbus.NameFlagDoNotQueue); err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
+		t.Fatalf("own the watcher name: %v %v", reply, err)
+	}
+	return w
+}
+
+// next waits for an item to register and connects to it.
+func (w *watcher) next(t *testing.T) *item {
+	t.Helper()
+	select {
+	case name := <-w.items:
+		return &item{conn: w.conn, name: name}
+	case <-time.After(wait):
+		t.Fatalf("no StatusNotifierItem registered within %s", wait)
+		return nil
+	}
+}
+
+// item is a registered StatusNotifierItem, seen from the panel's side.
+type item struct {
+	conn *dbus.Conn
+	name string
+}
+
+func (it *item) prop(name string) (dbus.Variant, error) {
+	return it.conn.Object(it.name, "/StatusNotifierItem").GetProperty("org.kde.StatusNotifierItem." + name)
+}
+
+func (it *item) title() string {
+	v, err := it.prop("Title")
+	if err != nil {
+		return ""
+	}
+	s, _ := v.Value().(string)
+	return s
+}
+
+func (it *item) tooltip() string {
+	v, err := it.prop("ToolTip")
+	if err != nil {
+		return ""
+	}
+	var tip struct {
+		Icon   string
+		Pixmap []struct {
+			W, H int32
+			Pix  []byte
+		}
+		Title, Text string
+	}
+	if v.Store(&tip) != nil {
+		return ""
+	}
+	return tip.Title
+}
+
+func (it *item) hasIcon() bool {
+	v, err := it.prop("IconPixmap")
+	if err != nil {
+		return false
+	}
+	var px []struct {
+		W, H int32
+		Pix  []byte
+	}
+	return v.Store(&px) == nil && len(px) > 0 && px[0].W > 0 && len(px[0].Pix) == int(4*px[0].W*px[0].H)
+}
+
+func (it *item) menu() dbus.BusObject { return it.conn.Object(it.name, "/StatusNotifierItem/menu") }
+
+// entry is one menu line from GetLayout.
+type entry struct {
+	id          int32
+	label       string
+	enabled     bool
+	toggleType  string
+	toggleState int32
+}
+
+type layout []entry
+
+func (l layout) find(t *testing.T, label string) entry {
+	t.Helper()
+	for _, e := range l {
+		if e.label == label {
+			return e
+		}
+	}
+	t.Fatalf("no menu item %q in %+v", label, l)
+	return entry{}
+}
+
+// layout reads the whole menu (GetLayout 0, -1, []).
+func (it *item) layout(t *testing.T) layout {
+	t.Helper()
+	var rev uint32
+	var root struct {
+		ID       int32
+		Props    map[string]dbus.Variant
+		Children []dbus.Variant
+	}
+	if err := it.menu().Call("com.canonical.dbusmenu.GetLayout", 0, int32(0), int32(-1), []string{}).Store(&rev, &root); err != nil {
+		t.Fatalf("GetLayout: %v", err)
+	}
+	var out layout
+	for _, c := range root.Children {
+		f, ok := c.Value().([]any)
+		if !ok || len(f) != 3 {
+			t.Fatalf("menu child %v: not (id, props, children)", c)
+		}
+		props, _ := f[1].(map[string]dbus.Variant)
+		e := entry{id: f[0].(int32), enabled: true}
+		for k, v := range props {
+			switch k {
+			case "label":
+				e.label, _ = v.Value().(string)
+			case "enabled":
+				e.enabled, _ = v.Value().(bool)
+			case "toggle-type":
+				e.toggleType, _ = v.Value().(string)
+			case "toggle-state":
+				e.toggleState, _ = v.Value().(int32)
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func (it *item) toggleState(t *testing.T, id int32) int32 {
+	t.Helper()
+	var v dbus.Variant
+	if err := it.menu().Call("com.canonical.dbusmenu.GetProperty", 0, id, "toggle-state").Store(&v); err != nil {
+		t.Fatalf("GetProperty %d toggle-state: %v", id, err)
+	}
+	s, _ := v.Value().(int32)
+	return s
+}
+
+func (it *item) click(t *testing.T, id int32) {
+	t.Helper()
+	call := it.menu().Call("com.canonical.dbusmenu.Event", 0, id, "clicked", dbus.MakeVariant(int32(0)), uint32(0))
+	if call.Err != nil {
+		t.Fatalf("click %d: %v", id, call.Err)
+	}
+}
+
+// quit clicks Quit without waiting for a reply: the app exits first.
+func (it *item) quit(t *testing.T, id int32) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	call := it.menu().CallWithContext(ctx, "com.canonical.dbusmenu.Event", dbus.FlagNoReplyExpected, id, "clicked", dbus.MakeVariant(int32(0)), uint32(0))
+	if call.Err != nil {
+		t.Fatalf("click Quit: %v", call.Err)
+	}
+}

@@ -1,0 +1,209 @@
+package classify
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Grok CLI writes no record of a failed turn (formats/grok.md §1, §2). What
+// nudge reads instead are the records of grok-dev's hooks (≥ 1.1.5, §3):
+// `nudge hook grok`, set as the command of the UserPromptSubmit, Stop and
+// StopFailure hooks, appends each hook's stdin, with the time it came and
+// the session's reply count in grok.db, to <grok home>/nudge/hooks/<session>.jsonl.
+
+const grokName = "grok"
+
+// grokLoginHint is grok.md §3's fix for an auth failure.
+const grokLoginHint = "fix GROK_API_KEY, or apiKey in ~/.grok/user-settings.json"
+
+func init() {
+	register(Agent{
+		Name:      grokName,
+		Title:     "Grok CLI",
+		NewReader: func(path string) Reader { return newGrokReader(path) },
+		Recognize: recognizeGrok,
+		LoginHint: grokLoginHint,
+		Blind: "a failed Grok turn ends as finished: nudge cannot see Grok's failures unless its StopFailure hook " +
+			"is set to feed nudge (grok-dev ≥ 1.1.5: `nudge hook grok` as the UserPromptSubmit, Stop and StopFailure " +
+			"hook; @vibe-kit/grok-cli has no hooks); Grok has no hook for its approval prompts, so its boxes stay unseen",
+		Executables: []string{"grok"},
+	})
+}
+
+// GrokHooksDir is the folder under Grok's home where `nudge hook grok`
+// writes and the daemon reads (the discovery entry's pattern matches it).
+const GrokHooksDir = "nudge/hooks"
+
+// recognizeGrok knows a hook record file by its place or its first record.
+func recognizeGrok(path string, head []byte) bool {
+	if filepath.Ext(path) == ".jsonl" && strings.HasSuffix(filepath.ToSlash(filepath.Dir(path)), "/"+GrokHooksDir) &&
+		strings.Contains(filepath.ToSlash(path), "/.grok/") {
+		return true
+	}
+	return bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte(`{"received_at":"`)) &&
+		bytes.Contains(head, []byte(`"hook_event_name"`))
+}
+
+// grokRecord is one line `nudge hook grok` wrote.
+type grokRecord struct {
+	ReceivedAt string `json:"received_at"`
+	// Event is $GROK_HOOK_EVENT, for input without hook_event_name.
+	Event string `json:"event,omitempty"`
+	// Replies is the count of the session's assistant messages in grok.db
+	// when the hook ran (UserPromptSubmit and Stop; absent when unreadable).
+	Replies *int `json:"replies,omitempty"`
+	// Input is the hook's stdin, verbatim.
+	Input json.RawMessage `json:"input"`
+}
+
+// grokHookInput is the hook's stdin (grok.md §3).
+type grokHookInput struct {
+	HookEventName string          `json:"hook_event_name"`
+	SessionID     string          `json:"session_id"`
+	Cwd           string          `json:"cwd"`
+	UserPrompt    string          `json:"user_prompt"`
+	Error         json.RawMessage `json:"error"`
+}
+
+// grokReader reads one session's hook records.
+type grokReader struct {
+	session string
+	project string
+	ended   bool // the current turn already ended: Stop after StopFailure adds nothing
+	replies *int // grok.db's reply count at the turn's UserPromptSubmit
+}
+
+func newGrokReader(path string) *grokReader {
+	return &grokReader{session: strings.TrimSuffix(filepath.Base(path), ".jsonl")}
+}
+
+// Read classifies one hook record by the table of grok.md §3.
+func (g *grokReader) Read(line []byte) []Event {
+	var r grokRecord
+	var in grokHookInput
+	if !grokDecode(line, &r) || !grokDecode(r.Input, &in) {
+		return nil
+	}
+	if in.SessionID != "" {
+		g.session = in.SessionID
+	}
+	if in.Cwd != "" {
+		g.project = in.Cwd
+	}
+	ts, _ := time.Parse(time.RFC3339Nano, r.ReceivedAt)
+	hook := in.HookEventName
+	if hook == "" {
+		hook = r.Event
+	}
+	switch hook {
+	case "UserPromptSubmit":
+		g.ended, g.replies = false, r.Replies
+		e := g.event(UserMessage, ts)
+		e.Text = in.UserPrompt
+		return []Event{e, g.event(TurnStarted, ts)}
+	case "StopFailure":
+		if g.ended {
+			return nil
+		}
+		g.ended = true
+		f := grokFailure(grokErrorText(in.Error))
+		e := g.event(TurnFailed, ts)
+		e.Failure = &f
+		return []Event{e}
+	case "Stop":
+		if g.ended {
+			return nil
+		}
+		g.ended = true
+		if g.replies != nil && r.Replies != nil && *r.Replies <= *g.replies {
+			// Nothing was written for the turn: Grok keeps no error, so
+			// nothing says it was the provider (grok.md §3).
+			e := g.event(TurnFailed, ts)
+			e.Failure = &Failure{Class: Unknown, Code: "no_reply", Message: "Grok ended the turn without a reply; Grok records no error"}
+			return []Event{e}
+		}
+		return []Event{g.event(TurnDone, ts)}
+	case "PreToolUse", "PostToolUse", "PostToolUseFailure":
+		return []Event{g.event(AgentActivity, ts)}
+	}
+	return nil
+}
+
+// grokDecode reads JSON into v; a field of an unexpected type is skipped
+// and the rest still counts.
+func grokDecode(data []byte, v any) bool {
+	err := json.Unmarshal(data, v)
+	var typeErr *json.UnmarshalTypeError
+	return err == nil || errors.As(err, &typeErr)
+}
+
+func (g *grokReader) event(k Kind, ts time.Time) Event {
+	return Event{Agent: grokName, Session: g.session, Project: g.project, Time: ts, Kind: k}
+}
+
+// grokErrorText is StopFailure's error: a string (grok.md §3), or the JSON
+// of whatever else came.
+func grokErrorText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(bytes.TrimSpace(raw))
+}
+
+// grokStatusTexts are grok-dev's fixed texts per HTTP status, used when the
+// provider body has no message (grok.md §3). An exact match is as good as
+// the status itself, so it decides first.
+var grokStatusTexts = map[string]struct {
+	code  string
+	class Class
+}{
+	"The request was invalid. This may be caused by an unsupported parameter or model.":  {"http/400", Rejected},
+	"Authentication failed. Your API key may be invalid or expired.":                     {"http/401", Auth},
+	"Access denied. Your API key does not have permission for this request.":             {"http/403", Auth},
+	"The requested model or endpoint was not found. Check your model name and base URL.": {"http/404", Rejected},
+	"The request timed out. Please try again.":                                           {"http/408", ProviderError},
+	"The request could not be processed. Check your message format or parameters.":       {"http/422", Rejected},
+	"Rate limit exceeded. Please wait a moment and try again.":                           {"http/429", ProviderError},
+	"The API server encountered an internal error. Please try again later.":              {"http/500", ProviderError},
+	"The API server is temporarily unavailable. Please try again later.":                 {"http/502", ProviderError},
+	"The API service is temporarily overloaded. Please try again later.":                 {"http/503", ProviderError},
+	"The API service is overloaded. Please try again later.":                             {"http/529", ProviderError},
+}
+
+// grokTextRules classify any other text, first match wins (grok.md §3); no
+// match is unknown.
+var grokTextRules = []struct {
+	class Class
+	re    *regexp.Regexp
+}{
+	// grok-dev's own auth test, verbatim.
+	{Auth, regexp.MustCompile(`(?i)\b(401|403)\b|unauthori[sz]ed|invalid.*(api[_ ]?key|token|credential)|authentication failed|forbidden|access denied`)},
+	{UsageLimit, regexp.MustCompile(`(?i)quota|\bcredits?\b|billing|\bbalance\b|usage[ _-]?limit`)},
+	{ProviderError, regexp.MustCompile(`(?i)overloaded|rate[ _-]?limit|timed out|timeout|connection|network|temporarily unavailable|internal server error|service unavailable|bad gateway|gateway timeout`)},
+	{Rejected, regexp.MustCompile(`(?i)context[ _-]?(length|window)|too long|maximum context|too many tokens`)},
+}
+
+// grokFailure classifies StopFailure's error text.
+func grokFailure(text string) Failure {
+	f := Failure{Message: text, Class: Unknown}
+	if s, ok := grokStatusTexts[strings.TrimSpace(text)]; ok {
+		f.Class, f.Code = s.class, s.code
+	} else {
+		for _, rule := range grokTextRules {
+			if rule.re.MatchString(text) {
+				f.Class = rule.class
+				break
+			}
+		}
+	}
+	if f.Class == Auth {
+		f.Hint = grokLoginHint
+	}
+	return f
+}

@@ -1,0 +1,292 @@
+package classify
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kimi Code CLI (TypeScript, npm @moonshot-ai/kimi-code): one wire record per
+// session agent under $KIMI_CODE_HOME/sessions/<bucket>/session_<uuid>/agents/
+// main/wire.jsonl (formats/kimi.md Part A).
+
+const kimiCodeName = "kimi_code"
+
+// kimiCodeLoginHint is what a person does after an auth failure (kimi.md A3).
+const kimiCodeLoginHint = "run `kimi login`, or fix api_key in ~/.kimi-code/config.toml"
+
+func init() {
+	register(Agent{
+		Name:      kimiCodeName,
+		Title:     "Kimi Code",
+		NewReader: func(path string) Reader { return newKimiCodeWire(path) },
+		Recognize: recognizeKimiCode,
+		LoginHint: kimiCodeLoginHint,
+		Blind: "a turn whose process was killed writes no ending (kimi.md A3), and messages typed " +
+			"during a turn stay in memory until it ends (A7)",
+		// The CLI renames its process: comm and the whole command line read
+		// "kimi-code" (2.1.0, seen in /proc); "kimi" is the name it is
+		// started by. The session is not on the command line and the wire
+		// file is not held open; the cwd is the session's (kimi.md A9).
+		Executables: []string{"kimi-code", "kimi"},
+	})
+}
+
+// recognizeKimiCode knows Kimi Code's wire file by its place
+// (agents/<agent>/wire.jsonl) or by its flat records (kimi.md A2).
+func recognizeKimiCode(path string, head []byte) bool {
+	if filepath.Base(path) == "wire.jsonl" && filepath.Base(filepath.Dir(filepath.Dir(path))) == "agents" {
+		return true
+	}
+	return bytes.HasPrefix(head, []byte(`{"type":"metadata","protocol_version":`)) && bytes.Contains(head, []byte(`"agentId":`))
+}
+
+// kimiCodeWire reads one agents/main/wire.jsonl (kimi.md A2-A4).
+type kimiCodeWire struct {
+	session   string // session_<uuid>, the folder name
+	sessionIn string // the session folder, where state.json lives
+	project   string // the session's working directory, from state.json
+
+	prompts map[string]bool // promptIds that started a turn
+	boxes   map[string]bool // interaction ids without interaction.resolved
+}
+
+// newKimiCodeWire names the session after the folder two levels above
+// agents/<agent>/ (kimi.md A1: "session_<uuid>, prefix included").
+func newKimiCodeWire(path string) *kimiCodeWire {
+	w := &kimiCodeWire{prompts: map[string]bool{}, boxes: map[string]bool{}}
+	dir := filepath.Dir(path)
+	if filepath.Base(filepath.Dir(dir)) == "agents" {
+		w.sessionIn = filepath.Dir(filepath.Dir(dir))
+		w.session = filepath.Base(w.sessionIn)
+	} else {
+		w.session = strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	}
+	w.readProject()
+	return w
+}
+
+// readProject takes the working directory from the session's state.json
+// (kimi.md A1); the bucket name holds only a hash of it. The file is small;
+// it is read until it names a cwd.
+func (w *kimiCodeWire) readProject() {
+	if w.project != "" || w.sessionIn == "" {
+		return
+	}
+	data, err := os.ReadFile(filepath.Join(w.sessionIn, "state.json"))
+	if err != nil || len(data) > 1<<20 {
+		return
+	}
+	var st struct {
+		Cwd string `json:"cwd"`
+	}
+	if json.Unmarshal(data, &st) == nil {
+		w.project = st.Cwd
+	}
+}
+
+// kimiCodeWanted are the record types that carry signal (kimi.md A2, A4);
+// every other type, among them the 74 KB llm.tools_snapshot, is skipped
+// before decoding.
+func kimiCodeWanted(typ []byte) bool {
+	switch string(typ) {
+	case "turn.prompt", "turn.steer", "prompt.steered", "prompt.completed",
+		"llm.request", "context.append_loop_event", "usage.record",
+		"turn.step.retrying", "turn.ended", "interaction.request", "interaction.resolved":
+		return true
+	}
+	return false
+}
+
+// kimiCodeRecord holds the few fields of a wire record nudge reads.
+type kimiCodeRecord struct {
+	Type     string         `json:"type"`
+	Kind     string         `json:"kind"`
+	Time     float64        `json:"time"` // Unix milliseconds
+	ID       string         `json:"id"`
+	PromptID string         `json:"promptId"`
+	Reason   string         `json:"reason"`
+	Origin   kimiCodeOrigin `json:"origin"`
+	Input    []kimiCodePart `json:"input"`
+	Content  []kimiCodePart `json:"content"`
+	Error    *kimiCodeError `json:"error"`
+}
+
+type kimiCodeOrigin struct {
+	Kind string `json:"kind"`
+}
+
+type kimiCodePart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// kimiCodeError is turn.ended's typed error (kimi.md A2, A3).
+type kimiCodeError struct {
+	Code    string `json:"code"`
+	Name    string `json:"name"`
+	Message string `json:"message"`
+	Details struct {
+		StatusCode int    `json:"statusCode"`
+		RequestID  string `json:"requestId"`
+	} `json:"details"`
+}
+
+func kimiCodeText(parts []kimiCodePart) string {
+	var texts []string
+	for _, p := range parts {
+		if p.Type == "text" && p.Text != "" {
+			texts = append(texts, p.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+// Read classifies one wire line.
+func (w *kimiCodeWire) Read(line []byte) []Event {
+	if !kimiCodeWanted(claudeRecordType(line)) {
+		return nil
+	}
+	var r kimiCodeRecord
+	if err := json.Unmarshal(line, &r); err != nil {
+		// A field of an unexpected type is skipped; the rest still counts.
+		var typeErr *json.UnmarshalTypeError
+		if !errors.As(err, &typeErr) {
+			return nil
+		}
+	}
+	if r.Kind == "event" {
+		// Mirror records disagree with the canonical ones on time, turn and
+		// error text: skip them (kimi.md A2).
+		return nil
+	}
+	var ts time.Time
+	if r.Time > 0 && r.Time < 1e15 {
+		ts = time.UnixMilli(int64(r.Time)).UTC()
+	}
+	switch r.Type {
+	case "turn.prompt":
+		w.readProject()
+		if r.PromptID != "" {
+			w.prompts[r.PromptID] = true
+		}
+		if r.Origin.Kind != "user" {
+			return []Event{w.event(TurnStarted, ts)}
+		}
+		return []Event{w.userMessage(kimiCodeText(r.Input), ts), w.event(TurnStarted, ts)}
+	case "turn.steer":
+		return []Event{w.userMessage(kimiCodeText(r.Input), ts)}
+	case "prompt.steered":
+		return []Event{w.userMessage(kimiCodeText(r.Content), ts)}
+	case "prompt.completed":
+		// A prompt a hook refused never became a turn; the person typed it
+		// (kimi.md A4, A8).
+		if r.Reason == "blocked" && !w.prompts[r.PromptID] {
+			return []Event{w.userMessage("", ts)}
+		}
+		return nil
+	case "turn.step.retrying":
+		return []Event{w.event(AgentRetrying, ts)}
+	case "interaction.request":
+		if r.ID == "" {
+			return []Event{w.event(AgentActivity, ts)}
+		}
+		w.boxes[r.ID] = true
+		e := w.event(BoxOpened, ts)
+		e.Box = r.ID
+		return []Event{e}
+	case "interaction.resolved":
+		// Closed even when its request was read by an earlier reader (a
+		// restart between the two records).
+		if r.ID == "" {
+			return []Event{w.event(AgentActivity, ts)}
+		}
+		delete(w.boxes, r.ID)
+		e := w.event(BoxClosed, ts)
+		e.Box = r.ID
+		return []Event{e}
+	case "turn.ended":
+		return w.ended(&r, ts)
+	}
+	return []Event{w.event(AgentActivity, ts)}
+}
+
+func (w *kimiCodeWire) event(k Kind, ts time.Time) Event {
+	return Event{Agent: kimiCodeName, Session: w.session, Project: w.project, Time: ts, Kind: k}
+}
+
+func (w *kimiCodeWire) userMessage(text string, ts time.Time) Event {
+	e := w.event(UserMessage, ts)
+	e.Text = text
+	return e
+}
+
+// ended applies kimi.md A3 to the only record that ends a turn. Boxes never
+// outlive their turn.
+func (w *kimiCodeWire) ended(r *kimiCodeRecord, ts time.Time) []Event {
+	var out []Event
+	for id := range w.boxes {
+		delete(w.boxes, id)
+		e := w.event(BoxClosed, ts)
+		e.Box = id
+		out = append(out, e)
+	}
+	switch r.Reason {
+	case "completed", "blocked":
+		return append(out, w.event(TurnDone, ts))
+	case "cancelled":
+		e := w.event(TurnFailed, ts)
+		e.Failure = &Failure{Class: Cancelled, Code: "user_cancelled", Message: "the person cancelled the turn"}
+		return append(out, e)
+	}
+	f := kimiCodeFailure(r.Error)
+	e := w.event(TurnFailed, ts)
+	e.Failure = &f
+	return append(out, e)
+}
+
+// kimiCodeFailure classifies a failed turn's typed error, top to bottom as in
+// the table of kimi.md A3. error.retryable is never read: it belongs to the
+// code, not to the event.
+func kimiCodeFailure(e *kimiCodeError) Failure {
+	if e == nil {
+		return Failure{Class: Unknown, Message: "Kimi Code ended the turn as failed without an error"}
+	}
+	f := Failure{Class: kimiCodeClass(e), Code: e.Code, Message: e.Message}
+	status := e.Details.StatusCode
+	if status != 0 {
+		f.Code += "/" + strconv.Itoa(status)
+	}
+	if e.Details.RequestID != "" {
+		f.Message += " (request " + e.Details.RequestID + ")"
+	}
+	if f.Class == Auth {
+		f.Hint = kimiCodeLoginHint
+	}
+	return f
+}
+
+// kimiCodeClass is the class column of kimi.md A3.
+func kimiCodeClass(e *kimiCodeError) Class {
+	status := e.Details.StatusCode
+	switch {
+	case e.Name == "APIProviderQuotaExhaustedError",
+		e.Code == "provider.api_error" && status == 402:
+		return UsageLimit
+	case e.Code == "provider.auth_error", strings.HasPrefix(e.Code, "auth."):
+		return Auth
+	case e.Code == "provider.rate_limit", e.Code == "provider.overloaded", e.Code == "provider.connection_error":
+		return ProviderError
+	case e.Code == "provider.api_error" && (status >= 500 || status == 408 || status == 409):
+		return ProviderError
+	case e.Code == "provider.api_error" && (status == 400 || status == 404 || status == 413 || status == 422),
+		e.Code == "context.overflow", e.Code == "provider.filtered":
+		return Rejected
+	}
+	return Unknown
+}

@@ -1,0 +1,142 @@
+package inject
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"strings"
+)
+
+// resumeArgv builds, per agent, the headless command that continues a
+// session by id with one prompt (argv only, never a shell).
+var resumeArgv = map[string]func(session, text string) []string{
+	// formats/claude.md §9.3: appends to the same transcript.
+	"claude": func(id, text string) []string { return []string{"claude", "--resume", id, "-p", text} },
+	// formats/codex.md §8.3: appends to the same rollout; outside a git
+	// repository it needs --skip-git-repo-check.
+	"codex": func(id, text string) []string {
+		return []string{"codex", "exec", "--skip-git-repo-check", "resume", id, text}
+	},
+	// formats/kimi.md B5: the legacy CLI needs --print to run headless.
+	"kimi": func(id, text string) []string { return []string{"kimi", "--session", id, "--print", "-p", text} },
+	// formats/kimi.md A9: Kimi Code takes the session_<uuid> id.
+	"kimi_code": func(id, text string) []string { return []string{"kimi", "--session", id, "-p", text} },
+	// formats/opencode.md §8 (5): its own instance on the same database.
+	"opencode": func(id, text string) []string { return []string{"opencode", "run", "--session", id, text} },
+}
+
+// Resume continues a session that no live process holds by running the
+// agent's own headless resume command in the session's folder, for the
+// agents the person enabled (inject.resume). The turn runs unattended, in
+// the background: nudge sees its outcome in the session's records like
+// any other turn. It never runs while a process might hold the session
+// (two writers on one transcript).
+type Resume struct {
+	enabled map[string]bool
+	log     *slog.Logger
+}
+
+// NewResume returns the headless backend for the agents enabled says.
+func NewResume(enabled map[string]bool, log *slog.Logger) *Resume {
+	return &Resume{enabled: enabled, log: log}
+}
+
+func init() {
+	register(registration{
+		name: "resume", rank: rankResume,
+		available: func(o Options) bool {
+			for agent, on := range o.Resume {
+				if on && resumeArgv[agent] != nil {
+					return true
+				}
+			}
+			return false
+		},
+		build: func(o Options) Backend { return NewResume(o.Resume, slog.Default().With("stage", "resume")) },
+	})
+}
+
+// Name is "resume".
+func (*Resume) Name() string { return "resume" }
+
+// Locate accepts a session of an enabled agent only when no live process
+// can hold it: the target names none, and FindProcess, which runs right
+// before Send (Deliver calls them back to back), finds none either.
+func (r *Resume) Locate(ctx context.Context, t Target) (Where, error) {
+	if resumeArgv[t.Agent] == nil {
+		return Where{}, refuse(ErrNotInTerminal, "%s sessions cannot be continued headless", t.Agent)
+	}
+	if !r.enabled[t.Agent] {
+		return Where{}, refuse(ErrNotInTerminal, "headless continuation is off for %s (inject.resume.%s)", t.Agent, t.Agent)
+	}
+	if t.Session == "" || t.Project == "" {
+		return Where{}, refuse(ErrNotInTerminal, "the session's id or folder is not known")
+	}
+	if t.PID != 0 {
+		return Where{}, refuse(ErrNotInTerminal, "a live process (pid %d) holds the session; headless only when none does", t.PID)
+	}
+	pid, err := FindProcess(ctx, t.Hint)
+	switch {
+	case err == nil:
+		return Where{}, refuse(ErrNotInTerminal, "pid %d may hold the session; headless only when no process does", pid)
+	case errors.Is(err, ErrAmbiguous):
+		return Where{}, refuse(ErrNotInTerminal, "%s; headless only when no process does", err)
+	case !errors.Is(err, ErrNoProcess):
+		return Where{}, err
+	}
+	return Where{Server: t.Agent, Pane: t.Session, Dir: t.Project}, nil
+}
+
+// Send starts the agent's resume command with text as one argument and
+// returns once it runs; its exit is logged. A text starting with "-" is
+// refused: the agent's parser would take it for an option.
+func (r *Resume) Send(ctx context.Context, w Where, text string) error {
+	argv := resumeArgv[w.Server]
+	switch {
+	case argv == nil:
+		return fmt.Errorf("%s sessions cannot be continued headless", w.Server)
+	case strings.TrimSpace(text) == "":
+		return errors.New("empty continuation text")
+	case strings.HasPrefix(text, "-"):
+		return errors.New("a continuation text starting with \"-\" would be read as an option; not sent headless")
+	}
+	args := argv(w.Pane, text)
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = w.Dir
+	out := &tail{max: 2000}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("%s: %w", args[0], err)
+	}
+	// The turn may take minutes; it outlives the delivery.
+	go func() {
+		if err := cmd.Wait(); err != nil {
+			r.log.Warn("headless continuation ended with an error", "agent", w.Server, "session", w.Pane, "err", err, "output", out.String())
+			return
+		}
+		r.log.Info("headless continuation ended", "agent", w.Server, "session", w.Pane)
+	}()
+	return nil
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = bytes.Clone(t.buf[over:])
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string { return string(t.buf) }

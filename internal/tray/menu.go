@@ -1,0 +1,215 @@
+package tray
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"nudge/internal/status"
+)
+
+// look is the icon's state at a glance (SPEC §6).
+type look int
+
+const (
+	allFine look = iota
+	retrying
+	needsAttention
+)
+
+// What a click on a line means.
+const (
+	clickRetry    = "retry"
+	clickContinue = "continue"
+	clickInbox    = "inbox"
+	clickPause    = "pause"
+	clickQuit     = "quit"
+)
+
+// Menu labels (SPEC §4, §6).
+const (
+	labelRetry    = "Retry after API errors"
+	labelContinue = "Continue after usage limit"
+	labelInbox    = "Open Inbox…"
+	labelPause    = "Pause"
+	labelResume   = "Resume"
+	labelQuit     = "Quit"
+)
+
+// title is the icon's title.
+const title = "nudge"
+
+// maxSessions bounds the session lines; the rest are summed up in one.
+const maxSessions = 10
+
+// line is one line of the menu.
+type line struct {
+	click     string // clickRetry, …; empty for a line that only informs
+	label     string
+	checkbox  bool
+	checked   bool
+	enabled   bool
+	separator bool
+}
+
+// picture is the icon and menu for one moment.
+type picture struct {
+	settings status.Settings // the toggles as shown
+	look     look
+	tooltip  string
+	lines    []line
+	ticking  bool // a countdown is shown: draw again in a second
+}
+
+// sameShape reports whether b has a's lines in the same places, so the
+// menu can be updated in place instead of rebuilt.
+func sameShape(a, b []line) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].click != b[i].click || a[i].checkbox != b[i].checkbox || a[i].separator != b[i].separator {
+			return false
+		}
+	}
+	return true
+}
+
+// draw turns the daemon's picture into the icon and menu. unread < 0 means
+// the Inbox could not be counted.
+func draw(st status.Status, unread int, now time.Time) picture {
+	p := picture{look: allFine}
+	set := st.Settings
+	known := set != nil
+	if set == nil {
+		set = &status.Settings{}
+	}
+	p.lines = append(p.lines,
+		line{click: clickRetry, label: labelRetry, checkbox: true, checked: set.RetryEnabled, enabled: known},
+		line{click: clickContinue, label: labelContinue, checkbox: true, checked: set.ContinueAfterUsageLimit, enabled: known},
+		line{separator: true},
+	)
+	if len(st.Sessions) == 0 {
+		p.lines = append(p.lines, line{label: "No sessions yet"})
+	}
+	busy := 0
+	for i, s := range st.Sessions {
+		switch s.State {
+		case "retrying", "waiting_box":
+			busy++
+		case "needs_signin":
+			p.look = needsAttention
+		}
+		if i < maxSessions {
+			words, ticking := stateWords(s, now)
+			p.ticking = p.ticking || ticking
+			p.lines = append(p.lines, line{label: sessionName(s) + ": " + words})
+		}
+	}
+	if n := len(st.Sessions) - maxSessions; n > 0 {
+		p.lines = append(p.lines, line{label: fmt.Sprintf("and %d more", n)})
+	}
+	inbox := labelInbox
+	if unread > 0 {
+		inbox = fmt.Sprintf("%s (%d unread)", labelInbox, unread)
+		p.look = needsAttention
+	}
+	pause := line{click: clickPause, label: labelPause, enabled: known}
+	if set.Paused {
+		pause.label = labelResume
+	}
+	p.lines = append(p.lines,
+		line{separator: true},
+		line{click: clickInbox, label: inbox, enabled: true},
+		pause,
+		line{separator: true},
+		line{click: clickQuit, label: labelQuit, enabled: true},
+	)
+	if p.look == allFine && busy > 0 {
+		p.look = retrying
+	}
+	p.settings = *set
+	p.tooltip = tooltip(p.look, busy, unread, set.Paused)
+	return p
+}
+
+func tooltip(l look, busy, unread int, paused bool) string {
+	var s string
+	switch l {
+	case needsAttention:
+		s = "needs attention"
+		if unread > 0 {
+			s = fmt.Sprintf("needs attention: %d unread", unread)
+		}
+	case retrying:
+		s = fmt.Sprintf("retrying %d %s", busy, plural(busy, "session", "sessions"))
+	default:
+		s = "all fine"
+	}
+	if paused {
+		s += " (paused)"
+	}
+	return title + ": " + s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// sessionName names a session by its project folder and agent.
+func sessionName(s status.Session) string {
+	name := filepath.Base(s.Project)
+	if s.Project == "" {
+		name = s.Session
+		if len(name) > 8 {
+			name = name[:8]
+		}
+	}
+	return fmt.Sprintf("%s (%s)", name, s.Agent)
+}
+
+// stateWords says a session's state in words (SPEC §6), and whether the
+// words count down.
+func stateWords(s status.Session, now time.Time) (string, bool) {
+	switch s.State {
+	case "":
+		return "watching", false
+	case "working", "finished", "failed", "cancelled":
+		return s.State, false
+	case "retrying":
+		if s.RetryAt == nil {
+			return "retrying", false
+		}
+		secs := int(math.Ceil(s.RetryAt.Sub(now).Seconds()))
+		if secs <= 0 {
+			return "retrying now", true
+		}
+		return fmt.Sprintf("retrying in %d s", secs), true
+	case "waiting_box":
+		return "waiting for a box", false
+	case "usage_limit":
+		if s.ResetAt == nil {
+			return "usage limit", false
+		}
+		return "usage limit until " + clock(*s.ResetAt, now), false
+	case "needs_signin":
+		return "needs sign-in", false
+	case "gave_up":
+		return "gave up", false
+	}
+	return strings.ReplaceAll(s.State, "_", " "), false
+}
+
+// clock is t in local time: the hour today, with the day otherwise.
+func clock(t, now time.Time) string {
+	t, now = t.Local(), now.Local()
+	if y, m, d := t.Date(); y == now.Year() && m == now.Month() && d == now.Day() {
+		return t.Format("15:04")
+	}
+	return t.Format("Mon 2 Jan 15:04")
+}

@@ -1,0 +1,158 @@
+package tray
+
+import (
+	"bytes"
+	"image/png"
+	"strings"
+	"testing"
+	"time"
+
+	"nudge/internal/status"
+)
+
+func at(t time.Time) *time.Time { return &t }
+
+func TestStateWords(t *testing.T) {
+	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.Local)
+	for _, c := range []struct {
+		s       status.Session
+		want    string
+		ticking bool
+	}{
+		{status.Session{State: "working"}, "working", false},
+		{status.Session{State: "finished"}, "finished", false},
+		{status.Session{State: "failed"}, "failed", false},
+		{status.Session{State: "retrying", RetryAt: at(now.Add(12*time.Second + 300*time.Millisecond))}, "retrying in 13 s", true},
+		{status.Session{State: "retrying", RetryAt: at(now.Add(-time.Second))}, "retrying now", true},
+		{status.Session{State: "waiting_box"}, "waiting for a box", false},
+		{status.Session{State: "usage_limit", ResetAt: at(now.Add(3 * time.Hour))}, "usage limit until 13:00", false},
+		{status.Session{State: "usage_limit", ResetAt: at(now.Add(48 * time.Hour))}, "usage limit until Wed 2 Dec 10:00", false},
+		{status.Session{State: "usage_limit"}, "usage limit", false},
+		{status.Session{State: "needs_signin"}, "needs sign-in", false},
+		{status.Session{State: "gave_up"}, "gave up", false},
+		{status.Session{State: ""}, "watching", false},
+		{status.Session{State: "some_new_state"}, "some new state", false},
+	} {
+		got, ticking := stateWords(c.s, now)
+		if got != c.want || ticking != c.ticking {
+			t.Errorf("%s: got %q (ticking %v), want %q (ticking %v)", c.s.State, got, ticking, c.want, c.ticking)
+		}
+	}
+}
+
+func labels(p picture) string {
+	var ls []string
+	for _, l := range p.lines {
+		if l.separator {
+			ls = append(ls, "--")
+			continue
+		}
+		ls = append(ls, l.label)
+	}
+	return strings.Join(ls, "|")
+}
+
+func TestDraw(t *testing.T) {
+	now := time.Now()
+	on := &status.Settings{RetryEnabled: true}
+
+	// Before the daemon knows its settings the toggles cannot be clicked.
+	p := draw(status.Status{}, -1, now)
+	if p.lines[0].enabled || p.lines[1].enabled {
+		t.Fatalf("toggles enabled without settings: %+v", p.lines[:2])
+	}
+
+	p = draw(status.Status{Settings: on}, 0, now)
+	if want := "Retry after API errors|Continue after usage limit|--|No sessions yet|--|Open Inbox…|Pause|--|Quit"; labels(p) != want {
+		t.Fatalf("labels:\n got %s\nwant %s", labels(p), want)
+	}
+	if p.look != allFine || p.tooltip != "nudge: all fine" || !p.lines[0].checked || p.lines[1].checked {
+		t.Fatalf("idle picture: %+v", p)
+	}
+
+	busy := status.Status{Settings: &status.Settings{RetryEnabled: true, Paused: true}, Sessions: []status.Session{
+		{Agent: "claude", Project: "/home/dev/shop", State: "retrying", RetryAt: at(now.Add(5 * time.Second))},
+		{Agent: "codex", Session: "0123456789abcdef", State: "working"},
+	}}
+	p = draw(busy, 0, now)
+	if !strings.Contains(labels(p), "|shop (claude): retrying in 5 s|01234567 (codex): working|") || !strings.Contains(labels(p), "|Resume|") {
+		t.Fatalf("labels: %s", labels(p))
+	}
+	if p.look != retrying || !p.ticking || p.tooltip != "nudge: retrying 1 session (paused)" {
+		t.Fatalf("busy picture: look %v ticking %v tooltip %q", p.look, p.ticking, p.tooltip)
+	}
+
+	// Unread entries and a session that needs sign-in call for attention,
+	// over a retry in progress.
+	p = draw(busy, 2, now)
+	if p.look != needsAttention || !strings.Contains(labels(p), "|Open Inbox… (2 unread)|") || p.tooltip != "nudge: needs attention: 2 unread (paused)" {
+		t.Fatalf("unread picture: look %v tooltip %q labels %s", p.look, p.tooltip, labels(p))
+	}
+	busy.Sessions = append(busy.Sessions, status.Session{Agent: "kimi", Project: "/x/api", State: "needs_signin"})
+	if p = draw(busy, 0, now); p.look != needsAttention {
+		t.Fatalf("needs sign-in: look %v", p.look)
+	}
+}
+
+func TestDrawManySessions(t *testing.T) {
+	st := status.Status{Settings: &status.Settings{}}
+	for range maxSessions + 3 {
+		st.Sessions = append(st.Sessions, status.Session{Agent: "claude", Project: "/p", State: "finished"})
+	}
+	p := draw(st, 0, time.Now())
+	if n := strings.Count(labels(p), "p (claude): finished"); n != maxSessions {
+		t.Fatalf("%d session lines, want %d", n, maxSessions)
+	}
+	if !strings.Contains(labels(p), "|and 3 more|") {
+		t.Fatalf("labels: %s", labels(p))
+	}
+}
+
+func TestSameShape(t *testing.T) {
+	st := status.Status{Settings: &status.Settings{}, Sessions: []status.Session{{Agent: "claude", State: "working"}}}
+	a := draw(st, 0, time.Now())
+	st.Sessions[0].State = "finished"
+	st.Settings.Paused = true
+	b := draw(st, 3, time.Now())
+	if !sameShape(a.lines, b.lines) {
+		t.Fatal("a change of words and ticks rebuilt the menu")
+	}
+	st.Sessions = append(st.Sessions, status.Session{Agent: "codex", State: "working"})
+	if sameShape(a.lines, draw(st, 0, time.Now()).lines) {
+		t.Fatal("a new session did not change the menu's shape")
+	}
+}
+
+func TestIcons(t *testing.T) {
+	seen := map[string]look{}
+	for l, ic := range icons {
+		for kind, b := range map[string][]byte{"template": ic.template, "colour": ic.colour} {
+			img, err := png.Decode(bytes.NewReader(b))
+			if err != nil {
+				t.Fatalf("look %d %s: %v", l, kind, err)
+			}
+			if img.Bounds().Dx() != iconSize || img.Bounds().Dy() != iconSize {
+				t.Fatalf("look %d %s: %v", l, kind, img.Bounds())
+			}
+			opaque := 0
+			for y := range iconSize {
+				for x := range iconSize {
+					r, g, b, a := img.At(x, y).RGBA()
+					if kind == "template" && (r|g|b) != 0 {
+						t.Fatalf("look %d template: pixel (%d,%d) is not black", l, x, y)
+					}
+					if a > 0xf000 {
+						opaque++
+					}
+				}
+			}
+			if opaque < iconSize*iconSize/4 {
+				t.Fatalf("look %d %s: only %d opaque pixels", l, kind, opaque)
+			}
+			if other, dup := seen[string(b)]; dup {
+				t.Fatalf("looks %d and %d share a %s picture", l, other, kind)
+			}
+			seen[string(b)] = l
+		}
+	}
+}

@@ -1,0 +1,178 @@
+// Package opencode reads what OpenCode keeps outside of plain files: the
+// durable event log in its SQLite database and the address of a running
+// process's HTTP server (formats/opencode.md §2.1, §2.4). It never writes.
+package opencode
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	_ "modernc.org/sqlite" // the "sqlite" driver
+)
+
+// Open opens the database at path read-only. Never immutable: that skips the
+// WAL and shows stale rows; the busy timeout rides out OpenCode's commits
+// (formats/opencode.md §2.1).
+func Open(path string) (*sql.DB, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("opencode database %s: %w", path, err)
+	}
+	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro&_pragma=busy_timeout(2000)"}
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return nil, fmt.Errorf("open opencode database %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
+// Row is one row of the durable `event` table as a line: the `sync` payload
+// OpenCode itself sends on /global/event for a durable event (§2.4),
+// {"type":"sync","syncEvent":{"id","type","seq","aggregateID","data"}}.
+type Row struct {
+	RowID int64
+	// Session is the row's aggregate_id.
+	Session string
+	Line    []byte
+}
+
+type syncPayload struct {
+	Type      string    `json:"type"`
+	SyncEvent syncEvent `json:"syncEvent"`
+}
+
+type syncEvent struct {
+	ID          string          `json:"id"`
+	Type        string          `json:"type"`
+	Seq         int64           `json:"seq"`
+	AggregateID string          `json:"aggregateID"`
+	Data        json.RawMessage `json:"data"`
+}
+
+// Events returns up to limit rows of the event log after rowid after, in
+// rowid order (the order they were written). One short read: no statement
+// stays open after it returns.
+func Events(ctx context.Context, db *sql.DB, after int64, limit int) ([]Row, error) {
+	rows, err := db.QueryContext(ctx,
+		"SELECT rowid, id, aggregate_id, seq, type, data FROM event WHERE rowid > ? ORDER BY rowid LIMIT ?", after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read opencode events: %w", err)
+	}
+	defer rows.Close()
+	var out []Row
+	for rows.Next() {
+		var (
+			r    Row
+			ev   syncEvent
+			data []byte
+		)
+		if err := rows.Scan(&r.RowID, &ev.ID, &ev.AggregateID, &ev.Seq, &ev.Type, &data); err != nil {
+			return out, fmt.Errorf("read opencode event: %w", err)
+		}
+		if !json.Valid(data) {
+			data = []byte("null")
+		}
+		ev.Data = data
+		line, err := json.Marshal(syncPayload{Type: "sync", SyncEvent: ev})
+		if err != nil {
+			return out, fmt.Errorf("encode opencode event %s: %w", ev.ID, err)
+		}
+		r.Session, r.Line = ev.AggregateID, line
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return out, fmt.Errorf("read opencode events: %w", err)
+	}
+	return out, nil
+}
+
+// Last is the rowid of the newest event row, 0 when there is none.
+func Last(ctx context.Context, db *sql.DB) (int64, error) {
+	var last int64
+	if err := db.QueryRowContext(ctx, "SELECT coalesce(max(rowid), 0) FROM event").Scan(&last); err != nil {
+		return 0, fmt.Errorf("read opencode event log end: %w", err)
+	}
+	return last, nil
+}
+
+// DefaultPort is where `opencode serve` listens without --port (§2.4).
+const DefaultPort = 4096
+
+// ServerAddr is the loopback address "host:port" of the HTTP server an
+// OpenCode process runs, from its command line: `serve` always listens
+// (default port 4096), the TUI only with --port or --hostname (§2.4). ok is
+// false for a process without a usable port, including --port 0 (a port the
+// command line does not name) and a non-loopback host.
+func ServerAddr(argv []string) (addr string, ok bool) {
+	if len(argv) == 0 || !isOpenCode(argv) {
+		return "", false
+	}
+	host, port, serve, listen := "127.0.0.1", -1, false, false
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		name, value, hasValue := strings.Cut(a, "=")
+		switch name {
+		case "--port", "--hostname":
+			if !hasValue {
+				if i+1 >= len(argv) {
+					continue
+				}
+				i++
+				value = argv[i]
+			}
+			listen = true
+			if name == "--port" {
+				n, err := strconv.Atoi(value)
+				if err != nil || n < 0 || n > 65535 {
+					return "", false
+				}
+				port = n
+			} else {
+				host = value
+			}
+		case "serve", "web":
+			serve = true
+		}
+	}
+	if !serve && !listen {
+		return "", false
+	}
+	if port < 0 {
+		port = DefaultPort
+	}
+	if port == 0 {
+		return "", false
+	}
+	switch host {
+	case "localhost", "0.0.0.0", "::", "":
+		host = "127.0.0.1"
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() && !ip.IsUnspecified() {
+		return "", false
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port)), true
+}
+
+// isOpenCode tells an OpenCode command line: the executable is named
+// opencode (the npm launcher runs `node …/bin/opencode`; the native build is
+// `opencode` or `.opencode`).
+func isOpenCode(argv []string) bool {
+	for i, a := range argv[:min(len(argv), 2)] {
+		base := strings.TrimPrefix(filepath.Base(a), ".")
+		if base == "opencode" || base == "opencode.exe" {
+			return true
+		}
+		if i == 0 && base != "node" && base != "bun" {
+			return false
+		}
+	}
+	return false
+}

@@ -1,0 +1,118 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"nudge/internal/watch/opencode"
+)
+
+// A database tail (FileSet.Database) follows OpenCode's SQLite database: its
+// records are the rows of the durable event log (formats/opencode.md §2.1),
+// each as one JSON line, and its position, kept in lines.pos and stored as
+// Offset/End, is the rowid of the last row read. OpenCode commits into the
+// -wal file; the main file changes only at checkpoints, so events naming
+// either read the database.
+
+// walSuffix names the write-ahead log next to a database (§2.1).
+const walSuffix = "-wal"
+
+// databaseOf maps a change of a database's -wal file to the database.
+func (r *root) databaseOf(name string, rel []string) (string, FileSet, bool) {
+	base, ok := strings.CutSuffix(name, walSuffix)
+	if !ok || len(rel) == 0 {
+		return "", FileSet{}, false
+	}
+	rel = append(rel[:len(rel)-1:len(rel)-1], strings.TrimSuffix(rel[len(rel)-1], walSuffix))
+	set, ok := r.fileSet(rel)
+	if !ok || !set.Database {
+		return "", FileSet{}, false
+	}
+	return base, set, true
+}
+
+// databaseStamp is what a scan compares to tell a database changed: the
+// main file and its -wal file together.
+func databaseStamp(p string, main os.FileInfo) (size int64, mtime time.Time) {
+	size, mtime = main.Size(), main.ModTime()
+	if wal, err := os.Stat(p + walSuffix); err == nil {
+		size += wal.Size()
+		if wal.ModTime().After(mtime) {
+			mtime = wal.ModTime()
+		}
+	}
+	return size, mtime
+}
+
+// readDatabase emits the event rows written since t's position. One short
+// read per call: the connection is closed before it returns, so no read
+// transaction pins OpenCode's WAL (§2.1).
+func (w *Watcher) readDatabase(ctx context.Context, t *tail) {
+	fi, err := os.Stat(t.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist), err == nil && !fi.Mode().IsRegular():
+		w.forget(ctx, t)
+		return
+	case err != nil:
+		w.problem(t.path, "cannot look at database", err)
+		return
+	}
+	dev, ino := fileKey(fi)
+	t.size, t.mtime = databaseStamp(t.path, fi)
+	db, err := opencode.Open(t.path)
+	if err != nil {
+		w.problem(t.path, "cannot open database", err)
+		return
+	}
+	defer db.Close()
+	last, err := opencode.Last(ctx, db)
+	if err != nil {
+		w.problem(t.path, "cannot read database", err)
+		return
+	}
+	delete(w.problems, t.path)
+	switch {
+	case t.atEnd:
+		t.atEnd = false
+		t.lines.reset(last)
+	case t.known && (dev != t.dev || ino != t.ino):
+		w.log.Info("database was replaced; reading it from the start", "path", t.path)
+		t.lines.reset(0)
+	case t.lines.pos > last:
+		w.log.Info("database lost rows; reading it from the start", "path", t.path)
+		t.lines.reset(0)
+	}
+	t.known, t.dev, t.ino = true, dev, ino
+	t.used = time.Now()
+	skipped := int64(0)
+	for ctx.Err() == nil && t.lines.pos < last {
+		rows, err := opencode.Events(ctx, db, t.lines.pos, batchRecords)
+		if err != nil {
+			w.problem(t.path, "cannot read database", err)
+			break
+		}
+		for _, r := range rows {
+			t.lines.pos = r.RowID
+			if w.live.covered[r.Session] > 0 {
+				// A live stream reports this session: its records come
+				// from there, and a second copy would read as a second
+				// person typing.
+				skipped = r.RowID
+				continue
+			}
+			skipped = 0
+			w.emit(ctx, Record{Agent: t.agent, Path: t.path, File: t.id(), Offset: r.RowID, End: r.RowID, Line: r.Line})
+		}
+		if len(rows) < batchRecords {
+			break
+		}
+	}
+	if skipped != 0 {
+		// Store the position past the skipped rows: an empty record.
+		w.emit(ctx, Record{Agent: t.agent, Path: t.path, File: t.id(), Offset: skipped, End: skipped, Line: []byte{}})
+	}
+}

@@ -1,0 +1,225 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"time"
+
+	"nudge/internal/inbox"
+	"nudge/internal/status"
+)
+
+// Entry is one Inbox entry as the API gives it.
+type Entry struct {
+	ID        int64     `json:"id"`
+	Time      time.Time `json:"time"`
+	Agent     string    `json:"agent"`
+	Project   string    `json:"project"`
+	Session   string    `json:"session"`
+	What      string    `json:"what"`       // what happened, in a sentence
+	ErrorText string    `json:"error_text"` // the original error text, from the transcript
+	Class     string    `json:"class"`
+	Code      string    `json:"code"`
+	Attempts  int       `json:"attempts"` // continuations sent
+	Read      bool      `json:"read"`
+}
+
+// keepAlive is how often an idle event stream sends a comment, so that a
+// dead connection is noticed.
+const keepAlive = 25 * time.Second
+
+type api struct {
+	d   Daemon
+	db  *inbox.DB
+	log *slog.Logger
+}
+
+func (a *api) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", a.asset("index.html", "text/html; charset=utf-8"))
+	mux.HandleFunc("GET /app.js", a.asset("app.js", "text/javascript; charset=utf-8"))
+	mux.HandleFunc("GET /app.css", a.asset("app.css", "text/css; charset=utf-8"))
+	mux.HandleFunc("GET /api/status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, a.d.Status()) })
+	mux.HandleFunc("GET /api/sessions/{id}", a.session)
+	mux.HandleFunc("GET /api/entries", a.entries)
+	mux.HandleFunc("POST /api/entries/{id}/read", a.markRead)
+	mux.HandleFunc("POST /api/entries/read-all", a.change(a.db.MarkAllRead))
+	mux.HandleFunc("POST /api/entries/clear", a.change(a.db.Clear))
+	mux.HandleFunc("POST /api/settings", a.settings)
+	mux.HandleFunc("GET /api/events", a.events)
+	return mux
+}
+
+func (a *api) asset(name, contentType string) http.HandlerFunc {
+	body, err := assets.ReadFile("assets/" + name)
+	if err != nil {
+		panic(fmt.Sprintf("web: embedded %s missing: %v", name, err)) // a build defect, caught by every test
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		_, _ = w.Write(body)
+	}
+}
+
+// session answers a parent agent asking about one session: its status by
+// exact id, or by a prefix that matches only one session.
+func (a *api) session(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var found []status.Session
+	for _, s := range a.d.Status().Sessions {
+		if s.Session == id {
+			writeJSON(w, s)
+			return
+		}
+		if len(id) >= 4 && len(s.Session) > len(id) && s.Session[:len(id)] == id {
+			found = append(found, s)
+		}
+	}
+	switch len(found) {
+	case 0:
+		http.Error(w, fmt.Sprintf("no session %q", id), http.StatusNotFound)
+	case 1:
+		writeJSON(w, found[0])
+	default:
+		http.Error(w, fmt.Sprintf("%q matches %d sessions; give more of the id", id, len(found)), http.StatusConflict)
+	}
+}
+
+func (a *api) entries(w http.ResponseWriter, r *http.Request) {
+	es, err := a.list(r, r.URL.Query().Get("unread") == "1")
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	writeJSON(w, es)
+}
+
+func (a *api) list(r *http.Request, unread bool) ([]Entry, error) {
+	rows, err := a.db.Entries(r.Context(), unread)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, len(rows))
+	for i, e := range rows {
+		out[i] = Entry{ID: e.ID, Time: e.Time, Agent: e.Agent, Project: e.Project, Session: e.Session, What: e.What,
+			ErrorText: e.ErrorText, Class: e.Class, Code: e.Code, Attempts: e.Attempts, Read: e.Read}
+	}
+	return out, nil
+}
+
+func (a *api) markRead(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		http.Error(w, "bad entry id", http.StatusBadRequest)
+		return
+	}
+	a.change(func(ctx context.Context) error { return a.db.MarkRead(ctx, id) })(w, r)
+}
+
+// change runs an Inbox change and answers 204, 404 for an unknown entry.
+func (a *api) change(fn func(context.Context) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := fn(r.Context()); err != nil {
+			a.fail(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+func (a *api) settings(w http.ResponseWriter, r *http.Request) {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+		http.Error(w, "send the settings change as application/json", http.StatusUnsupportedMediaType)
+		return
+	}
+	var ch status.SettingsChange
+	dec := json.NewDecoder(io.LimitReader(r.Body, 1<<16))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ch); err != nil {
+		http.Error(w, "bad settings change: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	s, err := a.d.Change(ch)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	writeJSON(w, s)
+}
+
+// events streams the status and the entries as server-sent events: both at
+// once on connect, then each again whenever it changed.
+func (a *api) events(w http.ResponseWriter, r *http.Request) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	flusher.Flush()
+	var lastStatus, lastEntries []byte
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		// Take the change signals before reading, so that no change
+		// between the read and the wait is missed.
+		daemonChanged, inboxChanged := a.d.Changed(), a.db.Changed()
+		st, err := json.Marshal(a.d.Status())
+		if err != nil {
+			a.log.Error("inbox window: encode status", "err", err)
+			return
+		}
+		es, err := a.list(r, false)
+		if err != nil {
+			if r.Context().Err() == nil {
+				a.log.Error("inbox window: read entries", "err", err)
+			}
+			return
+		}
+		ent, err := json.Marshal(es)
+		if err != nil {
+			a.log.Error("inbox window: encode entries", "err", err)
+			return
+		}
+		if !bytes.Equal(st, lastStatus) {
+			fmt.Fprintf(w, "event: status\ndata: %s\n\n", st)
+			lastStatus = st
+		}
+		if !bytes.Equal(ent, lastEntries) {
+			fmt.Fprintf(w, "event: entries\ndata: %s\n\n", ent)
+			lastEntries = ent
+		}
+		flusher.Flush()
+		select {
+		case <-r.Context().Done():
+			return
+		case <-daemonChanged:
+		case <-inboxChanged:
+		case <-tick.C:
+			fmt.Fprint(w, ": still here\n\n")
+		}
+	}
+}
+
+func (a *api) fail(w http.ResponseWriter, err error) {
+	if errors.Is(err, inbox.ErrNotFound) {
+		http.Error(w, "no such entry", http.StatusNotFound)
+		return
+	}
+	a.log.Error("inbox window: request failed", "err", err)
+	http.Error(w, err.Error(), http.StatusInternalServerError)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,211 @@
+// The nudge Inbox page. Every string shown comes from the API and is put
+// into the page as text (textContent), never as markup.
+'use strict';
+
+(function () {
+  const $ = (id) => document.getElementById(id);
+  let status = null;
+  let entries = [];
+
+  // el makes an element with a class and text.
+  function el(tag, cls, text) {
+    const n = document.createElement(tag);
+    if (cls) n.className = cls;
+    if (text !== undefined && text !== null) n.textContent = String(text);
+    return n;
+  }
+
+  function clock(iso) {
+    const t = new Date(iso);
+    return isNaN(t) ? '' : t.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+  }
+
+  function ago(iso) {
+    const s = Math.round((Date.now() - new Date(iso)) / 1000);
+    if (!isFinite(s)) return '';
+    if (s < 45) return 'just now';
+    if (s < 3600) return Math.round(s / 60) + ' min ago';
+    if (s < 86400) return Math.round(s / 3600) + ' h ago';
+    return Math.round(s / 86400) + ' d ago';
+  }
+
+  function until(iso) {
+    const s = Math.max(0, Math.round((new Date(iso) - Date.now()) / 1000));
+    if (s < 90) return s + ' s';
+    if (s < 5400) return Math.round(s / 60) + ' min';
+    return Math.round(s / 3600) + ' h';
+  }
+
+  // stateWords says a session's state as the menu does (SPEC §6).
+  function stateWords(s) {
+    switch (s.state) {
+      case 'working': return 'working';
+      case 'finished': return 'finished';
+      case 'failed': return 'failed';
+      case 'retrying': return s.retry_at ? 'retrying in ' + until(s.retry_at) : 'retrying';
+      case 'waiting_box': return 'waiting for a box';
+      case 'usage_limit': return s.reset_at ? 'usage limit until ' + new Date(s.reset_at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : 'usage limit';
+      case 'needs_signin': return 'needs sign-in';
+      case 'cancelled': return 'cancelled';
+      case 'gave_up': return 'gave up';
+      default: return String(s.state || 'unknown').replace(/_/g, ' ');
+    }
+  }
+
+  function shortID(id) {
+    return id && id.length > 12 ? id.slice(0, 8) + '…' : id || '';
+  }
+
+  function project(p) {
+    if (!p) return '';
+    const parts = p.split(/[\\/]/).filter(Boolean);
+    return parts.length ? parts[parts.length - 1] : p;
+  }
+
+  function renderOverall() {
+    const pill = $('overall');
+    const unread = entries.filter((e) => !e.read).length;
+    const sessions = (status && status.sessions) || [];
+    let word = 'All fine', cls = 'fine';
+    if (status && status.settings && status.settings.paused) { word = 'Paused'; cls = 'busy'; }
+    else if (unread > 0 || sessions.some((s) => ['gave_up', 'needs_signin', 'failed'].includes(s.state))) { word = 'Needs attention'; cls = 'attention'; }
+    else if (sessions.some((s) => ['retrying', 'waiting_box'].includes(s.state))) { word = 'Retrying'; cls = 'busy'; }
+    pill.textContent = word;
+    pill.className = 'pill ' + cls;
+    $('unread-count').textContent = unread ? '· ' + unread + ' unread' : '';
+    document.title = unread ? '(' + unread + ') nudge Inbox' : 'nudge Inbox';
+  }
+
+  function renderStatus() {
+    const set = status && status.settings;
+    for (const [id, key] of [['toggle-retry', 'retry_enabled'], ['toggle-continue', 'continue_after_usage_limit']]) {
+      const box = $(id);
+      box.disabled = !set;
+      box.checked = !!(set && set[key]);
+    }
+    const pause = $('pause');
+    pause.disabled = !set;
+    pause.textContent = set && set.paused ? 'Resume' : 'Pause';
+    pause.classList.toggle('paused', !!(set && set.paused));
+
+    const list = $('sessions');
+    const sessions = (status && status.sessions) || [];
+    list.replaceChildren(...sessions.map((s) => {
+      const li = el('li');
+      li.dataset.session = s.session;
+      li.append(el('span', 'agent', s.agent));
+      const where = el('span', 'where', project(s.project) || '(no project)');
+      where.title = s.project || '';
+      const sid = el('span', 'sid', shortID(s.session));
+      sid.title = s.session;
+      where.append(sid);
+      li.append(where);
+      const st = el('span', 'state ' + s.state, stateWords(s));
+      if (s.note) st.title = s.note;
+      li.append(st);
+      return li;
+    }));
+    $('no-sessions').hidden = sessions.length > 0;
+    renderOverall();
+  }
+
+  function renderEntries() {
+    const list = $('entries');
+    list.replaceChildren(...entries.map((e) => {
+      const li = el('li', 'entry' + (e.read ? '' : ' unread'));
+      li.dataset.id = String(e.id);
+      const meta = el('div', 'meta');
+      const when = el('time', 'when', ago(e.time) + ' · ' + clock(e.time));
+      when.dateTime = e.time;
+      meta.append(when, el('span', 'agent', e.agent));
+      const proj = el('span', 'project', project(e.project));
+      proj.title = e.project || '';
+      meta.append(proj);
+      const sid = el('span', 'sid', shortID(e.session));
+      sid.title = e.session;
+      meta.append(sid);
+      li.append(meta, el('p', 'what', e.what));
+      if (e.error_text) li.append(el('pre', 'error-text', e.error_text));
+      const foot = el('div', 'foot');
+      const n = e.attempts || 0;
+      let tried = n === 0 ? 'no continuation sent' : n === 1 ? '1 continuation sent' : n + ' continuations sent';
+      if (e.class) tried += ' · ' + e.class.replace(/_/g, ' ') + (e.code ? ' ' + e.code : '');
+      foot.append(el('span', 'attempts', tried));
+      if (!e.read) {
+        const b = el('button', 'quiet mark-read', 'Mark read');
+        b.type = 'button';
+        b.addEventListener('click', () => post('/api/entries/' + encodeURIComponent(e.id) + '/read'));
+        foot.append(b);
+      }
+      li.append(foot);
+      return li;
+    }));
+    $('no-entries').hidden = entries.length > 0;
+    $('read-all').disabled = !entries.some((e) => !e.read);
+    $('clear').disabled = entries.length === 0;
+    renderOverall();
+  }
+
+  function showConnection(text, lost) {
+    const c = $('connection');
+    c.textContent = text;
+    c.classList.toggle('lost', lost);
+  }
+
+  async function post(path, body) {
+    const init = { method: 'POST', credentials: 'same-origin' };
+    if (body !== undefined) {
+      init.headers = { 'Content-Type': 'application/json' };
+      init.body = JSON.stringify(body);
+    }
+    try {
+      const r = await fetch(path, init);
+      if (!r.ok) showConnection('Could not save: ' + r.status + ' ' + (await r.text()).trim(), true);
+    } catch (err) {
+      showConnection('Could not reach nudge: ' + err, true);
+    }
+  }
+
+  $('toggle-retry').addEventListener('change', (ev) => post('/api/settings', { retry_enabled: ev.target.checked }));
+  $('toggle-continue').addEventListener('change', (ev) => post('/api/settings', { continue_after_usage_limit: ev.target.checked }));
+  $('pause').addEventListener('click', () => post('/api/settings', { paused: !(status && status.settings && status.settings.paused) }));
+  $('read-all').addEventListener('click', () => post('/api/entries/read-all'));
+
+  // Clear asks for a second click instead of a dialog.
+  let armed = null;
+  const clear = $('clear');
+  clear.addEventListener('click', () => {
+    if (armed) {
+      clearTimeout(armed);
+      armed = null;
+      clear.textContent = 'Clear';
+      clear.classList.remove('armed');
+      post('/api/entries/clear');
+      return;
+    }
+    clear.textContent = 'Click again to clear all';
+    clear.classList.add('armed');
+    armed = setTimeout(() => { armed = null; clear.textContent = 'Clear'; clear.classList.remove('armed'); }, 4000);
+  });
+
+  const events = new EventSource('/api/events');
+  events.addEventListener('open', () => showConnection('live', false));
+  events.addEventListener('error', () => showConnection('connection lost — reconnecting…', true));
+  events.addEventListener('status', (ev) => {
+    status = JSON.parse(ev.data);
+    renderStatus();
+    document.body.dataset.live = '1';
+  });
+  events.addEventListener('entries', (ev) => {
+    entries = JSON.parse(ev.data) || [];
+    renderEntries();
+  });
+
+  // Countdowns and "N min ago" move on by themselves.
+  setInterval(() => {
+    if (status) renderStatus();
+    for (const t of document.querySelectorAll('#entries time.when')) {
+      t.textContent = ago(t.dateTime) + ' · ' + clock(t.dateTime);
+    }
+  }, 1000);
+})();

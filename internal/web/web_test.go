@@ -1,0 +1,453 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"nudge/internal/inbox"
+	"nudge/internal/status"
+)
+
+// daemonPicture stands in for the running daemon's status and toggles; the
+// Inbox database under it is the real one. The real daemon is driven by
+// e2e/browser.
+type daemonPicture struct {
+	mu      sync.Mutex
+	st      status.Status
+	changed chan struct{}
+}
+
+func (p *daemonPicture) Status() status.Status {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.st
+}
+
+func (p *daemonPicture) Changed() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.changed
+}
+
+func (p *daemonPicture) Change(ch status.SettingsChange) (status.Settings, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	set := *p.st.Settings
+	if ch.RetryEnabled != nil {
+		set.RetryEnabled = *ch.RetryEnabled
+	}
+	if ch.ContinueAfterUsageLimit != nil {
+		set.ContinueAfterUsageLimit = *ch.ContinueAfterUsageLimit
+	}
+	if ch.Paused != nil {
+		set.Paused = *ch.Paused
+	}
+	p.st.Settings = &set
+	close(p.changed)
+	p.changed = make(chan struct{})
+	return set, nil
+}
+
+type fixture struct {
+	t      *testing.T
+	srv    *Server
+	db     *inbox.DB
+	daemon *daemonPicture
+	secret string
+	dir    string
+}
+
+func start(t *testing.T) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := inbox.Open(filepath.Join(dir, "nudge.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	secret, err := LoadSecret(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &daemonPicture{changed: make(chan struct{}), st: status.Status{
+		Daemon:   &status.Daemon{PID: 42, Version: "test", Ready: true},
+		Settings: &status.Settings{RetryEnabled: true},
+		Sessions: []status.Session{
+			{Agent: "kimi", Session: "4f2c9a1e-0000-4000-8000-000000000001", Project: "/home/p/app", State: "failed"},
+			{Agent: "claude", Session: "4f2c9a1e-0000-4000-8000-000000000002", Project: "/home/p/web", State: "retrying"},
+		},
+	}}
+	srv, err := Start(context.Background(), Options{Addr: "127.0.0.1:0", Secret: secret, Daemon: d, Inbox: db, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	return &fixture{t: t, srv: srv, db: db, daemon: d, secret: secret, dir: dir}
+}
+
+func (f *fixture) seed(errorText string) {
+	f.t.Helper()
+	err := f.db.Commit(context.Background(), inbox.Batch{Entries: []inbox.EntryRow{{
+		Time: time.Now(), Agent: "claude", Session: "s1", Project: "/p", What: "the turn failed with a provider error; retry is off",
+		ErrorText: errorText, Class: "provider_error", Code: "500",
+	}}})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// request sends method path with the given headers; "Authorization" set to
+// "" means none. Host, if given, replaces the listener's own.
+func (f *fixture) request(method, path string, headers map[string]string, body string) *http.Response {
+	f.t.Helper()
+	req, err := http.NewRequest(method, strings.TrimSuffix(f.srv.URL(), "/")+path, strings.NewReader(body))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+f.secret)
+	for k, v := range headers {
+		switch {
+		case k == "Host":
+			req.Host = v
+		case v == "":
+			req.Header.Del(k)
+		default:
+			req.Header.Set(k, v)
+		}
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func (f *fixture) expect(resp *http.Response, code int) string {
+	f.t.Helper()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != code {
+		f.t.Fatalf("%s %s: got %s, want %d: %s", resp.Request.Method, resp.Request.URL.Path, resp.Status, code, b)
+	}
+	return string(b)
+}
+
+func TestRefusesNonLoopbackAddress(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":0", "192.168.1.10:0", "example.com:80", "[::]:0", "127.0.0.1"} {
+		_, err := Start(context.Background(), Options{Addr: addr, Secret: strings.Repeat("a", 64), Log: slog.New(slog.DiscardHandler)})
+		if err == nil {
+			t.Errorf("web.addr %q was accepted", addr)
+			continue
+		}
+		if !strings.Contains(err.Error(), addr) {
+			t.Errorf("web.addr %q: the error does not name it: %v", addr, err)
+		}
+	}
+	srv, err := Start(context.Background(), Options{Addr: "localhost:0", Secret: strings.Repeat("a", 64), Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatalf("localhost refused: %v", err)
+	}
+	defer srv.Stop()
+	if !strings.HasPrefix(srv.URL(), "http://127.0.0.1:") {
+		t.Errorf("localhost bound %s", srv.URL())
+	}
+}
+
+func TestSecretIsRequired(t *testing.T) {
+	f := start(t)
+	for name, h := range map[string]map[string]string{
+		"none":         {"Authorization": ""},
+		"wrong bearer": {"Authorization": "Bearer " + strings.Repeat("0", 64)},
+		"wrong cookie": {"Authorization": "", "Cookie": cookieName + "=" + strings.Repeat("0", 64)},
+		"basic":        {"Authorization": "Basic " + f.secret},
+	} {
+		for _, path := range []string{"/", "/app.js", "/api/status", "/api/entries", "/api/events", "/api/sessions/x"} {
+			if resp := f.request("GET", path, h, ""); resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("%s: GET %s: %s, want 401", name, path, resp.Status)
+			}
+		}
+		if resp := f.request("POST", "/api/entries/read-all", h, ""); resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%s: POST read-all: %s, want 401", name, resp.Status)
+		}
+	}
+	f.expect(f.request("GET", "/?token="+strings.Repeat("0", 64), map[string]string{"Authorization": ""}, ""), http.StatusUnauthorized)
+
+	// With the bearer secret, the API answers with the daemon's status as is.
+	var got status.Status
+	if err := json.Unmarshal([]byte(f.expect(f.request("GET", "/api/status", nil, ""), 200)), &got); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(f.daemon.Status())
+	if b, _ := json.Marshal(got); string(b) != string(want) {
+		t.Errorf("status: got %s, want %s", b, want)
+	}
+}
+
+func TestOpeningWithTokenSetsCookie(t *testing.T) {
+	f := start(t)
+	resp := f.request("GET", "/?token="+f.secret, map[string]string{"Authorization": ""}, "")
+	body := f.expect(resp, 200)
+	var cookie *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == cookieName {
+			cookie = c
+		}
+	}
+	if cookie == nil || cookie.Value != f.secret || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
+		t.Fatalf("cookie: %+v (Set-Cookie %q)", cookie, resp.Header.Values("Set-Cookie"))
+	}
+	if !strings.Contains(body, `url=/"`) || strings.Contains(body, f.secret) {
+		t.Errorf("the opening page must move on to / without the token: %s", body)
+	}
+	page := f.request("GET", "/", map[string]string{"Authorization": "", "Cookie": cookieName + "=" + f.secret}, "")
+	html := f.expect(page, 200)
+	if !strings.Contains(html, `<script src="/app.js"`) || strings.Contains(html, "<script>") {
+		t.Errorf("page: scripts must come from /app.js only:\n%s", html)
+	}
+	csp := page.Header.Get("Content-Security-Policy")
+	if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") {
+		t.Errorf("Content-Security-Policy: %q", csp)
+	}
+}
+
+func TestForeignHostIsRefused(t *testing.T) {
+	f := start(t)
+	port := f.srv.URL()[strings.LastIndex(f.srv.URL(), ":")+1 : len(f.srv.URL())-1]
+	for _, host := range []string{"evil.example:" + port, "evil.example", "127.0.0.1:1", "127.0.0.2:" + port} {
+		if resp := f.request("GET", "/api/status", map[string]string{"Host": host}, ""); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("Host %q: %s, want 403", host, resp.Status)
+		}
+	}
+	f.expect(f.request("GET", "/api/status", map[string]string{"Host": "localhost:" + port}, ""), 200)
+}
+
+func TestForeignOriginIsRefused(t *testing.T) {
+	f := start(t)
+	f.seed("boom")
+	own := strings.TrimSuffix(f.srv.URL(), "/")
+	for _, origin := range []string{"http://evil.example", "null", "http://127.0.0.1:1", "https://" + strings.TrimPrefix(own, "http://")} {
+		if resp := f.request("POST", "/api/entries/read-all", map[string]string{"Origin": origin}, ""); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("Origin %q: POST %s, want 403", origin, resp.Status)
+		}
+		if resp := f.request("GET", "/api/entries", map[string]string{"Origin": origin}, ""); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("Origin %q: GET %s, want 403", origin, resp.Status)
+		}
+	}
+	if es, _ := f.db.Entries(context.Background(), true); len(es) != 1 {
+		t.Fatalf("a refused request changed the Inbox: %d unread", len(es))
+	}
+	f.expect(f.request("POST", "/api/entries/read-all", map[string]string{"Origin": own}, ""), http.StatusNoContent)
+	if es, _ := f.db.Entries(context.Background(), true); len(es) != 0 {
+		t.Fatalf("read-all from the page's own origin did not mark read: %d unread", len(es))
+	}
+}
+
+func TestStateChangesOnlyByPost(t *testing.T) {
+	f := start(t)
+	f.seed("boom")
+	es, _ := f.db.Entries(context.Background(), false)
+	id := es[0].ID
+	for _, path := range []string{"/api/entries/read-all", "/api/entries/clear", "/api/settings", "/api/entries/" + jsonID(id) + "/read"} {
+		f.expect(f.request("GET", path, nil, ""), http.StatusMethodNotAllowed)
+	}
+	if es, _ := f.db.Entries(context.Background(), true); len(es) != 1 {
+		t.Fatalf("a GET changed the Inbox")
+	}
+	f.expect(f.request("POST", "/api/settings", map[string]string{"Content-Type": "text/plain"}, `{"paused":true}`), http.StatusUnsupportedMediaType)
+	if f.daemon.Status().Settings.Paused {
+		t.Fatal("a settings change without a JSON content type was applied")
+	}
+}
+
+func jsonID(id int64) string { b, _ := json.Marshal(id); return string(b) }
+
+func TestEntriesAndSettings(t *testing.T) {
+	f := start(t)
+	f.seed("first")
+	f.seed(`<img src=x onerror=alert(1)>`)
+	var es []Entry
+	must(t, json.Unmarshal([]byte(f.expect(f.request("GET", "/api/entries", nil, ""), 200)), &es))
+	if len(es) != 2 || es[0].ErrorText != `<img src=x onerror=alert(1)>` || es[1].ErrorText != "first" || es[0].Read {
+		t.Fatalf("entries, newest first: %+v", es)
+	}
+	f.expect(f.request("POST", "/api/entries/"+jsonID(es[1].ID)+"/read", nil, ""), http.StatusNoContent)
+	f.expect(f.request("POST", "/api/entries/999999/read", nil, ""), http.StatusNotFound)
+	f.expect(f.request("POST", "/api/entries/x/read", nil, ""), http.StatusBadRequest)
+	must(t, json.Unmarshal([]byte(f.expect(f.request("GET", "/api/entries?unread=1", nil, ""), 200)), &es))
+	if len(es) != 1 || es[0].ErrorText != `<img src=x onerror=alert(1)>` {
+		t.Fatalf("unread entries: %+v", es)
+	}
+	f.expect(f.request("POST", "/api/entries/clear", nil, ""), http.StatusNoContent)
+	if body := f.expect(f.request("GET", "/api/entries", nil, ""), 200); strings.TrimSpace(body) != "[]" {
+		t.Fatalf("after clear: %s", body)
+	}
+
+	var set status.Settings
+	must(t, json.Unmarshal([]byte(f.expect(f.request("POST", "/api/settings", map[string]string{"Content-Type": "application/json"}, `{"retry_enabled":false,"paused":true}`), 200)), &set))
+	if set.RetryEnabled || !set.Paused || set != *f.daemon.Status().Settings {
+		t.Fatalf("settings: %+v", set)
+	}
+	f.expect(f.request("POST", "/api/settings", map[string]string{"Content-Type": "application/json"}, `{"retry":false}`), http.StatusBadRequest)
+}
+
+func TestOneSession(t *testing.T) {
+	f := start(t)
+	var s status.Session
+	must(t, json.Unmarshal([]byte(f.expect(f.request("GET", "/api/sessions/4f2c9a1e-0000-4000-8000-000000000001", nil, ""), 200)), &s))
+	if s.Agent != "kimi" || s.State != "failed" {
+		t.Fatalf("session: %+v", s)
+	}
+	f.expect(f.request("GET", "/api/sessions/4f2c9a1e-0000-4000-8000-0000000000", nil, ""), http.StatusConflict)
+	must(t, json.Unmarshal([]byte(f.expect(f.request("GET", "/api/sessions/4f2c9a1e-0000-4000-8000-000000000002", nil, ""), 200)), &s))
+	if s.Agent != "claude" {
+		t.Fatalf("session by exact id: %+v", s)
+	}
+	f.expect(f.request("GET", "/api/sessions/nope", nil, ""), http.StatusNotFound)
+}
+
+func TestEventsFollowChanges(t *testing.T) {
+	f := start(t)
+	resp := f.request("GET", "/api/events", nil, "")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("events: %s %s", resp.Status, resp.Header.Get("Content-Type"))
+	}
+	events := make(chan [2]string, 16)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		var name string
+		for sc.Scan() {
+			line := sc.Text()
+			if v, ok := strings.CutPrefix(line, "event: "); ok {
+				name = v
+			}
+			if v, ok := strings.CutPrefix(line, "data: "); ok {
+				events <- [2]string{name, v}
+			}
+		}
+		close(events)
+	}()
+	next := func(want string) string {
+		t.Helper()
+		select {
+		case ev, ok := <-events:
+			if !ok || ev[0] != want {
+				t.Fatalf("event %q (open %v), want %q", ev[0], ok, want)
+			}
+			return ev[1]
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no %q event", want)
+		}
+		return ""
+	}
+	next("status")
+	if data := next("entries"); data != "[]" {
+		t.Fatalf("first entries: %s", data)
+	}
+	f.seed("live one")
+	if data := next("entries"); !strings.Contains(data, `"error_text":"live one"`) {
+		t.Fatalf("entries after a new one: %s", data)
+	}
+	off := false
+	if _, err := f.daemon.Change(status.SettingsChange{RetryEnabled: &off}); err != nil {
+		t.Fatal(err)
+	}
+	if data := next("status"); !strings.Contains(data, `"retry_enabled":false`) {
+		t.Fatalf("status after a change: %s", data)
+	}
+	// Stopping the server ends the stream.
+	f.srv.Stop()
+	for range events {
+	}
+}
+
+func TestSecretIsCreatedOnceUserOnly(t *testing.T) {
+	dir := t.TempDir()
+	a, err := LoadSecret(dir)
+	must(t, err)
+	b, err := LoadSecret(dir)
+	must(t, err)
+	if a != b || len(a) != 64 {
+		t.Fatalf("secret changed or short: %q %q", a, b)
+	}
+	fi, err := os.Stat(filepath.Join(dir, secretFile))
+	must(t, err)
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("secret file mode %v", fi.Mode())
+	}
+	other, err := LoadSecret(t.TempDir())
+	must(t, err)
+	if other == a {
+		t.Fatal("two installs share a secret")
+	}
+	must(t, os.WriteFile(filepath.Join(dir, secretFile), []byte("short\n"), 0o600))
+	if _, err := LoadSecret(dir); err == nil {
+		t.Fatal("a damaged secret was accepted")
+	}
+}
+
+func TestClientAndPublishedAddress(t *testing.T) {
+	f := start(t)
+	if _, err := NewClient(f.dir); !errors.Is(err, ErrNotServing) {
+		t.Fatalf("no address published: %v", err)
+	}
+	must(t, Publish(f.dir, f.srv.URL(), f.secret))
+	for _, name := range []string{addressFile, launcherFile} {
+		fi, err := os.Stat(filepath.Join(f.dir, name))
+		must(t, err)
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s mode %v", name, fi.Mode())
+		}
+	}
+	url, err := PageURL(f.dir)
+	must(t, err)
+	if url != f.srv.URL()+"?token="+f.secret {
+		t.Fatalf("page URL %q", url)
+	}
+	launcher, _ := os.ReadFile(Launcher(f.dir))
+	if !strings.Contains(string(launcher), `url=`+url+`"`) {
+		t.Fatalf("launcher: %s", launcher)
+	}
+	f.seed("x")
+	c, err := NewClient(f.dir)
+	must(t, err)
+	must(t, c.Ping(context.Background()))
+	if err := c.MarkRead(context.Background(), 999999); !errors.Is(err, inbox.ErrNotFound) {
+		t.Fatalf("unknown entry: %v", err)
+	}
+	must(t, c.MarkAllRead(context.Background()))
+	if es, _ := f.db.Entries(context.Background(), true); len(es) != 0 {
+		t.Fatal("MarkAllRead through the client did nothing")
+	}
+	must(t, c.Clear(context.Background()))
+	if es, _ := f.db.Entries(context.Background(), false); len(es) != 0 {
+		t.Fatal("Clear through the client did nothing")
+	}
+	f.srv.Stop()
+	if err := c.Ping(context.Background()); !errors.Is(err, ErrNotServing) {
+		t.Fatalf("stopped server: %v", err)
+	}
+	Unpublish(f.dir)
+	if _, err := PageURL(f.dir); !errors.Is(err, ErrNotServing) {
+		t.Fatalf("after Unpublish: %v", err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,292 @@
+package wrap
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Reasons a wrapper does not take a request. Client errors wrap one of them.
+var (
+	// ErrNotRunning: no wrapper answers on the socket.
+	ErrNotRunning = errors.New("nudge wrap is not running")
+	// ErrChildGone: the wrapper's command has exited.
+	ErrChildGone = errors.New("the wrapped command has exited")
+	// ErrOtherChild: the wrapper runs another process than the one asked for.
+	ErrOtherChild = errors.New("the wrapper runs another process")
+)
+
+// Info is what a wrapper tells about itself.
+type Info struct {
+	PID      int       `json:"pid"`       // the wrapper
+	ChildPID int       `json:"child_pid"` // the command it runs, leader of the terminal's session
+	TTY      string    `json:"tty"`       // the child's terminal, e.g. "/dev/pts/4"
+	Command  []string  `json:"command"`
+	Dir      string    `json:"dir"` // the working folder the command started in
+	Started  time.Time `json:"started"`
+	// BracketedPaste: the child switched bracketed paste on, so typed text
+	// is sent between ESC[200~ and ESC[201~.
+	BracketedPaste bool `json:"bracketed_paste"`
+}
+
+// typeRequest asks the wrapper to type Text then Enter into ChildPID's
+// terminal.
+type typeRequest struct {
+	ChildPID int    `json:"child_pid"`
+	Text     string `json:"text"`
+}
+
+// maxText bounds a typed text.
+const maxText = 1 << 20
+
+// Dir is the folder of the wrappers' sockets in dataDir: user-only, one
+// socket per wrapper named after its pid.
+func Dir(dataDir string) string { return filepath.Join(dataDir, "wrap") }
+
+// SocketPath is the socket of the wrapper with process id pid.
+func SocketPath(dataDir string, pid int) string {
+	return filepath.Join(Dir(dataDir), strconv.Itoa(pid)+".sock")
+}
+
+// Sockets lists the wrappers' sockets in dataDir. The folder must belong
+// to this user and be closed to everyone else, else it is not trusted.
+// No folder means no wrapper has run: the error wraps fs.ErrNotExist.
+func Sockets(dataDir string) ([]string, error) {
+	dir := Dir(dataDir)
+	if err := userOnly(dir); err != nil {
+		return nil, err
+	}
+	socks, err := filepath.Glob(filepath.Join(dir, "*.sock"))
+	if err != nil {
+		return nil, fmt.Errorf("wrapper sockets in %s: %w", dir, err)
+	}
+	return socks, nil
+}
+
+// userOnly checks that dir is a folder of this user that nobody else can
+// enter.
+func userOnly(dir string) error {
+	fi, err := ownFolder(dir)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("wrapper folder %s is open to other users (mode %v)", dir, fi.Mode().Perm())
+	}
+	return nil
+}
+
+// ownFolder checks that dir is a folder (not a link) of this user.
+func ownFolder(dir string) (fs.FileInfo, error) {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("wrapper folder: %w", err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case !fi.IsDir():
+		return nil, fmt.Errorf("wrapper folder %s is not a folder", dir)
+	case !ok || int(st.Uid) != os.Getuid():
+		return nil, fmt.Errorf("wrapper folder %s belongs to another user", dir)
+	}
+	return fi, nil
+}
+
+// prepareDir creates the sockets' folder user-only, closes it if it was
+// left open, and removes the sockets of wrappers that no longer run.
+func prepareDir(dataDir string, log *slog.Logger) error {
+	dir := Dir(dataDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("wrapper folder: %w", err)
+	}
+	fi, err := ownFolder(dir)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm() != 0o700 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("wrapper folder: %w", err)
+		}
+	}
+	socks, _ := filepath.Glob(filepath.Join(dir, "*.sock"))
+	for _, s := range socks {
+		pid, err := strconv.Atoi(strings.TrimSuffix(filepath.Base(s), ".sock"))
+		if err != nil || syscall.Kill(pid, 0) == syscall.ESRCH {
+			log.Info("removing the socket of a wrapper that no longer runs", "socket", s)
+			_ = os.Remove(s)
+		}
+	}
+	return nil
+}
+
+// listen opens the wrapper's user-only socket (mode 0600 in a 0700 folder)
+// and accepts only connections from this user.
+func listen(path string, log *slog.Logger) (net.Listener, error) {
+	_ = os.Remove(path) // a socket left by an earlier process with this pid
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("wrapper socket %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("wrapper socket %s: %w", path, err)
+	}
+	return &sameUser{Listener: ln, uid: os.Getuid(), log: log}, nil
+}
+
+// sameUser drops every connection whose peer is another user.
+type sameUser struct {
+	net.Listener
+	uid int
+	log *slog.Logger
+}
+
+func (l *sameUser) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		uc, ok := c.(*net.UnixConn)
+		if !ok {
+			c.Close()
+			return nil, fmt.Errorf("wrapper socket: unexpected connection type %T", c)
+		}
+		uid, err := peerUID(uc)
+		if err == nil && uid == l.uid {
+			return c, nil
+		}
+		l.log.Warn("refused a connection from another user", "uid", uid, "err", err)
+		c.Close()
+	}
+}
+
+// keyboard is what the socket's handlers need of the running session.
+type keyboard interface {
+	info() Info
+	// typeText types text then Enter for childPID, or says why not
+	// (ErrChildGone, ErrOtherChild).
+	typeText(childPID int, text string) error
+}
+
+// serve answers requests on ln until the returned stop is called; stop
+// also removes the socket at path.
+func serve(ln net.Listener, path string, k keyboard) (stop func()) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /who", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(k.info())
+	})
+	mux.HandleFunc("POST /type", func(w http.ResponseWriter, r *http.Request) {
+		var req typeRequest
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxText*2)).Decode(&req); err != nil {
+			http.Error(w, "bad type request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if req.Text == "" || len(req.Text) > maxText {
+			http.Error(w, fmt.Sprintf("text must be 1 to %d bytes", maxText), http.StatusBadRequest)
+			return
+		}
+		err := k.typeText(req.ChildPID, req.Text)
+		switch {
+		case err == nil:
+			w.WriteHeader(http.StatusNoContent)
+		case errors.Is(err, ErrChildGone):
+			http.Error(w, err.Error(), http.StatusGone)
+		case errors.Is(err, ErrOtherChild):
+			http.Error(w, err.Error(), http.StatusConflict)
+		default:
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		}
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return func() {
+		_ = srv.Close()
+		_ = os.Remove(path)
+	}
+}
+
+// Client talks to one wrapper over its socket.
+type Client struct {
+	socket string
+	http   *http.Client
+}
+
+// NewClient returns a client for the wrapper listening on socket.
+func NewClient(socket string) *Client {
+	return &Client{socket: socket, http: &http.Client{
+		Timeout: 5 * time.Second,
+		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", socket)
+		}},
+	}}
+}
+
+// Who asks the wrapper what it runs.
+func (c *Client) Who(ctx context.Context) (Info, error) {
+	var info Info
+	return info, c.do(ctx, http.MethodGet, "/who", nil, &info)
+}
+
+// Type asks the wrapper to type text then Enter into its terminal, if it
+// still runs childPID.
+func (c *Client) Type(ctx context.Context, childPID int, text string) error {
+	return c.do(ctx, http.MethodPost, "/type", typeRequest{ChildPID: childPID, Text: text}, nil)
+}
+
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("wrapper %s%s: %w", c.socket, path, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://wrap"+path, body)
+	if err != nil {
+		return fmt.Errorf("wrapper %s%s: %w", c.socket, path, err)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "dial" {
+			return fmt.Errorf("%w (%s): %w", ErrNotRunning, c.socket, err)
+		}
+		return fmt.Errorf("wrapper %s%s: %w", c.socket, path, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		err := fmt.Errorf("wrapper %s%s: %s: %s", c.socket, path, resp.Status, bytes.TrimSpace(msg))
+		switch resp.StatusCode {
+		case http.StatusGone:
+			return fmt.Errorf("%w: %w", ErrChildGone, err)
+		case http.StatusConflict:
+			return fmt.Errorf("%w: %w", ErrOtherChild, err)
+		}
+		return err
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("wrapper %s%s: %w", c.socket, path, err)
+	}
+	return nil
+}
