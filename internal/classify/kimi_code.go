@@ -27,8 +27,9 @@ func init() {
 		NewReader: func(path string) Reader { return newKimiCodeWire(path) },
 		Recognize: recognizeKimiCode,
 		LoginHint: kimiCodeLoginHint,
-		Blind: "a turn whose process was killed writes no ending (kimi.md A3), and messages typed " +
-			"during a turn stay in memory until it ends (A7)",
+		// kimi.md A3 (no ending after a kill) and A7 (queued messages).
+		Blind: "a turn whose process was killed writes no ending, and messages typed " +
+			"during a turn stay in memory until it ends",
 		// The CLI renames its process: comm and the whole command line read
 		// "kimi-code" (2.1.0, seen in /proc); "kimi" is the name it is
 		// started by. The session is not on the command line and the wire

@@ -31,8 +31,9 @@ func init() {
 		NewReader: newKimiLegacyReader,
 		Recognize: recognizeKimiLegacy,
 		LoginHint: kimiLegacyLoginHint,
+		// kimi.md B6.
 		Blind: "the wire record says only that a turn failed; the cause is read from logs/kimi.log, " +
-			"without which the failure is unknown (kimi.md B6)",
+			"without which the failure is unknown",
 		Executables: []string{"kimi"},
 	})
 }
