@@ -293,6 +293,9 @@ func (s *Session) observeProcess(ev classify.Event) {
 	}
 	pend := s.Pending
 	if pend == nil {
+		if p.Status == StatusExited && s.Current == Working {
+			s.crashed()
+		}
 		return
 	}
 	switch p.Status {
@@ -304,6 +307,17 @@ func (s *Session) observeProcess(ev classify.Event) {
 		s.Limit = nil
 		s.show(Working, time.Time{}, "")
 	}
+}
+
+// crashed handles an agent process that went away with its turn still open:
+// nothing recorded why, so it is told once as unknown and never retried
+// (claude.md §6: "that is a crash: report it, do not retry").
+func (s *Session) crashed() {
+	s.endEpisode("the agent process exited mid-turn")
+	s.decide("the agent process exited with its turn open: told once, not retried")
+	f := classify.Failure{Class: classify.Unknown, Message: "the agent process exited while its turn was still open; it recorded no error"}
+	s.entry("the agent stopped in the middle of a turn; not retried", f, nil, 0)
+	s.show(Failed, time.Time{}, "stopped mid-turn")
 }
 
 // deadTurn handles a TurnFailed event.

@@ -388,6 +388,25 @@ func TestProcessGone(t *testing.T) {
 	})
 }
 
+func TestProcessGoneMidTurnIsToldOnce(t *testing.T) {
+	run(t, testSettings(), []step{
+		{0, event(classify.TurnStarted, process(StatusBusy, "")), []string{"state working"}},
+		{5 * time.Second, event(classify.AgentIdle, process(StatusExited, "")), []string{
+			"decide: the agent process exited with its turn open: told once, not retried",
+			`entry "the agent stopped in the middle of a turn; not retried" unknown "the agent process exited while its turn was still open; it recorded no error" attempts=0`,
+			"state failed (stopped mid-turn)",
+		}},
+		{10 * time.Second, event(classify.AgentIdle, process(StatusExited, "")), nil},
+	})
+	t.Run("after a finished turn nothing is told", func(t *testing.T) {
+		run(t, testSettings(), []step{
+			{0, event(classify.TurnStarted, process(StatusBusy, "")), []string{"state working"}},
+			{1 * time.Second, event(classify.TurnDone), []string{"state finished"}},
+			{5 * time.Second, event(classify.AgentIdle, process(StatusExited, "")), nil},
+		})
+	})
+}
+
 func TestUndeliverable(t *testing.T) {
 	run(t, testSettings(), []step{
 		{0, fail(pe, err500), schedule1},
