@@ -13,7 +13,8 @@ import (
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+	"modernc.org/sqlite" // also the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // pragmas apply to every pooled connection (PLATFORM.md §5): WAL so readers
@@ -65,7 +66,7 @@ func Open(path string) (*DB, error) {
 		return nil, fmt.Errorf("inbox: open %s: %w", abs, err)
 	}
 	w.SetMaxOpenConns(1)
-	if err := migrate(context.Background(), w, len(migrations)); err != nil {
+	if err := migrateWhenFree(context.Background(), w); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("inbox: %s: %w", abs, err)
 	}
@@ -116,6 +117,24 @@ func migrateOne(ctx context.Context, w *sql.DB, upTo int) (done bool, err error)
 		return false, fmt.Errorf("migrate to schema version %d: commit: %w", version+1, err)
 	}
 	return false, nil
+}
+
+// busyRetries bounds how often Open waits out another process that holds
+// the database while it starts (the daemon and a CLI command creating the
+// file at the same moment: switching a new file to WAL takes an exclusive
+// lock that busy_timeout does not always wait for).
+const busyRetries = 25
+
+// migrateWhenFree migrates, retrying while another process holds the lock.
+func migrateWhenFree(ctx context.Context, w *sql.DB) error {
+	for i := 0; ; i++ {
+		err := migrate(ctx, w, len(migrations))
+		var se *sqlite.Error
+		if err == nil || i == busyRetries || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // Close closes both connection pools.
