@@ -74,6 +74,7 @@ type session struct {
 	registry   string            // the live registry file, if the agent has one
 	process    *classify.Process // the last live-registry picture
 	syncing    time.Time         // when a pre-send re-read was asked for (zero: none)
+	probing    bool              // a liveness check is under way
 	updated    time.Time
 }
 
@@ -209,6 +210,8 @@ func (d *Daemon) loop(ctx context.Context) error {
 	ready := false
 	readyTick := time.NewTicker(200 * time.Millisecond)
 	defer readyTick.Stop()
+	liveTick := time.NewTicker(liveCheckEvery)
+	defer liveTick.Stop()
 	for {
 		d.armTimer(timer)
 		select {
@@ -225,6 +228,8 @@ func (d *Daemon) loop(ctx context.Context) error {
 			d.handleWakes(ctx)
 		case f := <-d.calls:
 			f()
+		case <-liveTick.C:
+			d.checkLiveness(ctx)
 		case <-readyTick.C:
 			if !ready && d.watcher.Ready() {
 				ready = true

@@ -160,6 +160,11 @@ func (s *Session) Observe(ev classify.Event, now time.Time, set Settings) []Acti
 	if ev.Kind != classify.TurnFailed {
 		s.LastUntimed = ""
 	}
+	if ev.Process == nil && (ev.Kind == classify.UserMessage || ev.Kind == classify.TurnStarted) && s.AgentStatus == StatusExited {
+		// A new turn after the process was gone: a process (a resumed
+		// session) writes the session again; whether it is idle is unknown.
+		s.AgentStatus = ""
+	}
 	s.observeProcess(ev)
 	switch ev.Kind {
 	case classify.TurnFailed:

@@ -407,6 +407,19 @@ func TestProcessGoneMidTurnIsToldOnce(t *testing.T) {
 	})
 }
 
+func TestResumedSessionIsNoLongerGone(t *testing.T) {
+	run(t, testSettings(), []step{
+		{0, event(classify.AgentIdle, process(StatusExited, "")), nil},
+		{1 * time.Minute, event(classify.UserMessage), []string{"state working"}},
+		{2 * time.Minute, fail(pe, err500), []string{
+			"decide: provider error: attempt 1 of 3 in 10s",
+			"state retrying until +2m10s (attempt 1 of 3)",
+			"wake +2m10s",
+		}},
+		{2*time.Minute + 10*time.Second, tick, send1},
+	})
+}
+
 func TestUndeliverable(t *testing.T) {
 	run(t, testSettings(), []step{
 		{0, fail(pe, err500), schedule1},

@@ -1,0 +1,120 @@
+package daemon
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"nudge/internal/classify"
+	"nudge/internal/config"
+	"nudge/internal/inbox"
+	"nudge/internal/retry"
+	"nudge/internal/watch"
+)
+
+// quietDaemon is a daemon with a real database and an idle watcher, not
+// running its loop: the test plays the loop.
+func quietDaemon(t *testing.T, now time.Time) *Daemon {
+	t.Helper()
+	dir := t.TempDir()
+	d, err := New(config.Config{DataDir: dir}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.db, err = inbox.Open(filepath.Join(dir, "nudge.db")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.db.Close() })
+	if d.watcher, err = watch.New(watch.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	d.now = func() time.Time { return now }
+	d.settings = retry.DefaultSettings()
+	return d
+}
+
+// openTurn is a Kimi Code session (no live registry) with a turn open since start.
+func openTurn(d *Daemon, project string, start time.Time) *session {
+	s := d.session(retry.Key{Agent: "kimi_code", Session: "session_1"})
+	s.project = project
+	s.machine.Observe(classify.Event{Agent: "kimi_code", Session: "session_1", Project: project, Time: start, Kind: classify.TurnStarted}, start, d.settings)
+	s.updated = start
+	return s
+}
+
+// playLoop runs the liveness check and then what it hands back to the loop.
+func playLoop(t *testing.T, d *Daemon) {
+	t.Helper()
+	d.checkLiveness(context.Background())
+	select {
+	case f := <-d.calls:
+		f()
+	case <-time.After(10 * time.Second):
+		t.Fatal("the liveness check did not answer")
+	}
+}
+
+func TestOpenTurnWithoutProcessIsToldOnce(t *testing.T) {
+	start := time.Now()
+	d := quietDaemon(t, start.Add(quietBeforeLiveCheck+time.Second))
+	s := openTurn(d, t.TempDir(), start)
+	playLoop(t, d)
+	if state, _ := s.machine.State(); state != retry.Failed {
+		t.Fatalf("state %s, want failed: the process is gone with its turn open", state)
+	}
+	entries, err := d.db.Entries(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Class != string(classify.Unknown) {
+		t.Fatalf("entries %+v: want one unknown entry", entries)
+	}
+	d.checkLiveness(context.Background())
+	select {
+	case <-d.calls:
+		t.Fatal("a failed session must not be checked again")
+	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+func TestOpenTurnWithLiveProcessStaysWorking(t *testing.T) {
+	project := t.TempDir()
+	bin := filepath.Join(t.TempDir(), "kimi-code")
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep(1)")
+	}
+	if err := os.Symlink(sleep, bin); err != nil {
+		t.Fatal(err)
+	}
+	agent := exec.Command(bin, "60")
+	agent.Dir = project
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agent.Process.Kill(); agent.Wait() })
+
+	start := time.Now()
+	d := quietDaemon(t, start.Add(quietBeforeLiveCheck+time.Second))
+	s := openTurn(d, project, start)
+	playLoop(t, d)
+	if state, _ := s.machine.State(); state != retry.Working {
+		t.Fatalf("state %s, want working: the agent process is alive", state)
+	}
+}
+
+func TestRecentTurnIsNotChecked(t *testing.T) {
+	start := time.Now()
+	d := quietDaemon(t, start.Add(quietBeforeLiveCheck/2))
+	openTurn(d, t.TempDir(), start)
+	d.checkLiveness(context.Background())
+	select {
+	case <-d.calls:
+		t.Fatal("a turn that wrote recently must not be checked")
+	case <-time.After(300 * time.Millisecond):
+	}
+}
