@@ -22,29 +22,9 @@ import (
 // The real Codex CLI (TUI in tmux) against e2e/fakeresponses, with the nudge
 // daemon watching its rollouts (formats/codex.md §9).
 
-const (
-	// envCodex names the Codex CLI launcher to use.
-	envCodex = "NUDGE_E2E_CODEX"
-	// codexVersion is the known-good CLI (formats/codex.md §1).
-	codexVersion = "0.171.0"
-)
-
-// codexExe finds the Codex launcher: $NUDGE_E2E_CODEX, else the prefix
-// .ci/install-agents.sh installs into.
-func codexExe() (string, error) {
-	path := os.Getenv(envCodex)
-	if path == "" {
-		path = filepath.Join(cacheDir(), "codex-"+codexVersion, "node_modules", ".bin", "codex")
-	}
-	info, err := os.Stat(path)
-	if err != nil {
-		return "", fmt.Errorf("Codex CLI %s not installed (run .ci/install-agents.sh or set %s): %w", codexVersion, envCodex, err)
-	}
-	if info.IsDir() || info.Mode()&0o111 == 0 {
-		return "", fmt.Errorf("Codex CLI at %s is not an executable file", path)
-	}
-	return path, nil
-}
+// codexCLI is the known-good Codex CLI launcher (formats/codex.md §1).
+var codexCLI = agentCLI{name: "Codex CLI", env: "NUDGE_E2E_CODEX", install: "codex", version: "0.171.0",
+	bin: filepath.Join("node_modules", ".bin", "codex")}
 
 // TestRealCodexRecoversAfter500: a turn killed by a 5xx is continued by
 // nudge, typed into the Codex pane once the screen shows the idle composer,
@@ -78,15 +58,15 @@ func TestRealCodexUsageLimitNotRetried(t *testing.T) {
 	var got *time.Time
 	waitFor(t, "the reset time in nudge status", 20*time.Second, func() (bool, string) {
 		out := c.d.cli("status", "--json")
-		s, ok := codexStatus(out, c.session())
+		s, ok := sessionIn(out, "codex", c.session())
 		got = s.ResetAt
 		return ok && s.ResetAt != nil, out
 	})
 	if want := c.srv.ResetAt(); !got.Equal(want) {
 		t.Errorf("status reset_at = %v, want %v (the fake's x-codex-primary-reset-at)", got, want)
 	}
-	c.noContinuation(6 * time.Second)
-	es := c.inbox()
+	noContinuation(t, 6*time.Second, c.turns, c.srv.Main)
+	es := c.d.inbox()
 	if len(es) != 1 || es[0].Class != "usage_limit" {
 		t.Errorf("inbox = %+v, want one usage-limit entry", es)
 	}
@@ -99,11 +79,11 @@ func TestRealCodexAuthIsOneEntry(t *testing.T) {
 	c.send("hello")
 	c.waitTurnEnd(1, "http_connection_failed")
 	waitFor(t, "the Inbox entry", 20*time.Second, func() (bool, string) {
-		es := c.inbox()
+		es := c.d.inbox()
 		return len(es) > 0, fmt.Sprintf("%+v", es)
 	})
-	c.noContinuation(6 * time.Second)
-	es := c.inbox()
+	noContinuation(t, 6*time.Second, c.turns, c.srv.Main)
+	es := c.d.inbox()
 	if len(es) != 1 || es[0].Class != "auth" || !strings.Contains(es[0].What, "codex login") {
 		t.Errorf("inbox = %+v, want one auth entry naming `codex login`", es)
 	}
@@ -120,49 +100,21 @@ type codexRun struct {
 }
 
 func startCodex(t *testing.T, scenario ...string) *codexRun {
-	codex, err := codexExe()
-	if err != nil {
-		testenv.Missing(t, err.Error())
-	}
+	codex := codexCLI.need(t)
 	tmux := testenv.Need(t, "tmux")
-	nudge := daemonBinary(t)
-	requireLoopbackOnly(t)
-
 	w := newWorld(t)
 	c := &codexRun{t: t, w: w, home: filepath.Join(w.home, ".codex")}
-	c.srv, err = fakeresponses.New(scenario, w.path("requests.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	baseURL, stop, err := c.srv.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
+	srv, baseURL := serveFake(w, fakeresponses.New, scenario)
+	c.srv = srv
 	c.writeConfig(baseURL)
 
 	// The daemon finds ~/.codex through HOME (agents.codex.root is "").
-	c.d = w.startDaemon(nudge)
-	c.d.waitReady()
+	c.d = w.startDaemon()
 
-	conf := w.path("tmux.conf")
-	if err := os.WriteFile(conf, []byte("set -g remain-on-exit on\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c.p = &pane{w: w, tmux: []string{tmux, "-S", w.path("tmux.sock"), "-f", conf}}
-	cmd := exec.Command(tmux, append(c.p.tmux[1:], "new-session", "-d", "-s", "cc", "-x", "200", "-y", "50", "-c", w.project, codex)...)
-	cmd.Env = append(w.baseEnv(), "TERM=xterm-256color", "CODEX_HOME="+c.home, "OPENAI_API_KEY=dummy")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("start Codex in tmux: %v\n%s", err, out)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("pane at the end:\n%s", c.p.screen())
-			t.Logf("rollout turns at the end: %+v", c.turns())
-		}
-		c.p.run("kill-server")
-		c.stopAppServer(codex, cmd.Env)
-	})
+	env := append(w.baseEnv(), "TERM=xterm-256color", "CODEX_HOME="+c.home, "OPENAI_API_KEY=dummy")
+	t.Cleanup(func() { c.stopAppServer(codex, env) }) // after the pane is gone
+	w.showOnFailure("rollout turns", func() any { return fmt.Sprintf("%+v", c.turns()) })
+	c.p = w.startPane(tmux, 200, 50, env, codex)
 	c.p.waitScreen("the idle composer", func(s string) bool { return strings.Contains(s, "› Ask Codex to do anything") })
 	return c
 }
@@ -339,50 +291,4 @@ func (c *codexRun) session() string {
 		return ""
 	}
 	return name[len(name)-36:]
-}
-
-// noContinuation waits for d and checks nudge typed nothing: one turn in the
-// rollout and one main-loop request at the fake.
-func (c *codexRun) noContinuation(d time.Duration) {
-	c.t.Helper()
-	time.Sleep(d)
-	if turns := c.turns(); len(turns) != 1 {
-		c.t.Errorf("turns = %+v, want only the failed one", turns)
-	}
-	if main := c.srv.Main(); len(main) != 1 {
-		c.t.Errorf("main requests = %+v, want one", main)
-	}
-}
-
-// codexEntry is the part of `nudge inbox --json` the tests read.
-type codexEntry struct {
-	Agent, Session, What, Class string
-}
-
-func (c *codexRun) inbox() []codexEntry {
-	out := c.d.cli("inbox", "--json")
-	var es []codexEntry
-	if err := json.Unmarshal([]byte(out), &es); err != nil {
-		c.t.Fatalf("nudge inbox --json: %v\n%s", err, out)
-	}
-	return es
-}
-
-// codexSessionStatus is one session of `nudge status --json`.
-type codexSessionStatus struct {
-	Agent, Session, State string
-	ResetAt               *time.Time `json:"reset_at"`
-}
-
-func codexStatus(out, session string) (codexSessionStatus, bool) {
-	var st struct{ Sessions []codexSessionStatus }
-	if json.Unmarshal([]byte(out), &st) != nil {
-		return codexSessionStatus{}, false
-	}
-	for _, s := range st.Sessions {
-		if s.Agent == "codex" && s.Session == session {
-			return s, true
-		}
-	}
-	return codexSessionStatus{}, false
 }

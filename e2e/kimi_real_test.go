@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,30 +16,10 @@ import (
 	"nudge/internal/testenv"
 )
 
-const (
-	// envKimi names the Kimi Code executable (the wrapper
-	// .ci/install-agents.sh writes).
-	envKimi = "NUDGE_E2E_KIMI"
-	// kimiVersion is the known-good CLI (formats/kimi.md, PLATFORM.md §9).
-	kimiVersion = "2.1.0"
-)
-
-// kimiExe finds the Kimi Code executable: $NUDGE_E2E_KIMI, else the wrapper
-// .ci/install-agents.sh writes into the cache.
-func kimiExe() (string, error) {
-	path := os.Getenv(envKimi)
-	if path == "" {
-		path = filepath.Join(cacheDir(), "kimi-"+kimiVersion, "bin", "kimi")
-	}
-	info, err := os.Stat(path)
-	if err != nil {
-		return "", fmt.Errorf("Kimi Code %s not installed (run .ci/install-agents.sh or set %s): %w", kimiVersion, envKimi, err)
-	}
-	if info.IsDir() || info.Mode()&0o111 == 0 {
-		return "", fmt.Errorf("Kimi Code at %s is not an executable file", path)
-	}
-	return path, nil
-}
+// kimiCLI is the known-good Kimi Code: the wrapper .ci/install-agents.sh
+// writes into the cache (formats/kimi.md, PLATFORM.md §9).
+var kimiCLI = agentCLI{name: "Kimi Code", env: "NUDGE_E2E_KIMI", install: "kimi", version: "2.1.0",
+	bin: filepath.Join("bin", "kimi")}
 
 // TestRealKimiRecoversAfter500 runs Kimi Code in a tmux pane against a fake
 // provider that answers 500 to both of the CLI's own attempts, and checks
@@ -63,10 +42,10 @@ func TestRealKimiRecoversAfter500(t *testing.T) {
 		t.Errorf("continuation sent %v after the failure, before the configured 2s delay", gap)
 	}
 	var modes []string
-	for _, r := range k.main() {
+	for _, r := range k.srv.Main() {
 		modes = append(modes, r.Mode)
 	}
-	if main := k.main(); strings.Join(modes, ",") != "500,500,ok" || main[2].LastUserText != continuation {
+	if main := k.srv.Main(); strings.Join(modes, ",") != "500,500,ok" || main[2].LastUserText != continuation {
 		t.Errorf("main requests %+v, want 500, 500, then ok carrying the continuation", main)
 	}
 	if st, ok := k.status(); !ok || st.State != "finished" {
@@ -86,11 +65,11 @@ func TestRealKimiUsageLimitNotRetried(t *testing.T) {
 		st, _ := k.status()
 		return st.State == "usage_limit", k.d.cli("status", "--json")
 	})
-	k.step("status usage_limit")
+	k.w.step("status usage_limit")
 	if st, _ := k.status(); st.ResetAt != nil {
 		t.Errorf("reset time %v; Kimi gives none", st.ResetAt)
 	}
-	k.noContinuation(6 * time.Second)
+	noContinuation(t, 6*time.Second, k.turns, k.srv.Main)
 }
 
 // TestRealKimiAuthToldOnce: a 401 is told once (one Inbox entry naming
@@ -105,9 +84,9 @@ func TestRealKimiAuthToldOnce(t *testing.T) {
 		st, _ := k.status()
 		return st.State == "needs_signin", k.d.cli("status", "--json")
 	})
-	k.step("status needs_signin")
-	k.noContinuation(6 * time.Second)
-	entries := k.inbox()
+	k.w.step("status needs_signin")
+	noContinuation(t, 6*time.Second, k.turns, k.srv.Main)
+	entries := k.d.inbox()
 	if len(entries) != 1 || entries[0].Class != "auth" || entries[0].Agent != "kimi_code" ||
 		!strings.Contains(entries[0].What, "kimi login") {
 		t.Errorf("inbox %+v, want one auth entry naming `kimi login`", entries)
@@ -116,75 +95,39 @@ func TestRealKimiAuthToldOnce(t *testing.T) {
 
 // kimiRun is one test's Kimi Code in tmux, its fake provider and the daemon.
 type kimiRun struct {
-	t     *testing.T
-	w     *world
-	d     *daemon
-	p     *pane
-	srv   *fakechat.Server
-	home  string // KIMI_CODE_HOME, the default ~/.kimi-code of the world
-	start time.Time
+	t    *testing.T
+	w    *world
+	d    *daemon
+	p    *pane
+	srv  *fakechat.Server
+	home string // KIMI_CODE_HOME, the default ~/.kimi-code of the world
 }
-
-// step logs how far into the test something happened.
-func (k *kimiRun) step(what string) { k.t.Logf("%6.2fs  %s", time.Since(k.start).Seconds(), what) }
 
 // startKimi starts the fake provider with scenario, the daemon, and Kimi Code
 // in a tmux pane, past the trust dialog to an empty prompt.
 func startKimi(t *testing.T, scenario ...string) *kimiRun {
-	kimi, err := kimiExe()
-	if err != nil {
-		testenv.Missing(t, err.Error())
-	}
+	kimi := kimiCLI.need(t)
 	tmux := testenv.Need(t, "tmux")
-	nudge := daemonBinary(t)
-	requireLoopbackOnly(t)
-
 	w := newWorld(t)
-	k := &kimiRun{t: t, w: w, home: filepath.Join(w.home, ".kimi-code"), start: time.Now()}
-	k.srv, err = fakechat.New(scenario, w.path("requests.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	baseURL, stop, err := k.srv.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
+	k := &kimiRun{t: t, w: w, home: filepath.Join(w.home, ".kimi-code")}
+	srv, baseURL := serveFake(w, fakechat.New, scenario)
+	k.srv = srv
 	k.writeConfig(baseURL)
 
 	// The daemon finds ~/.kimi-code through HOME (agents.kimi_code.root is "").
-	k.d = w.startDaemon(nudge)
-	k.d.waitReady()
-	k.step("daemon ready")
+	k.d = w.startDaemon()
 
-	conf := w.path("tmux.conf")
-	if err := os.WriteFile(conf, []byte("set -g remain-on-exit on\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	k.p = &pane{w: w, tmux: []string{tmux, "-S", w.path("tmux.sock"), "-f", conf}}
-	cmd := exec.Command(tmux, append(k.p.tmux[1:], "new-session", "-d", "-s", "cc", "-x", "160", "-y", "45", "-c", w.project, kimi)...)
-	cmd.Env = append(w.baseEnv(), "TERM=xterm-256color",
+	w.showOnFailure("wire turns", func() any { return fmt.Sprintf("%+v", k.turns()) })
+	k.p = w.startPane(tmux, 160, 45, append(w.baseEnv(), "TERM=xterm-256color",
 		// formats/kimi.md A11: no update check, no telemetry, loopback only.
-		"KIMI_CODE_NO_AUTO_UPDATE=1", "KIMI_DISABLE_TELEMETRY=1", "NO_PROXY=127.0.0.1,localhost")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("start Kimi Code in tmux: %v\n%s", err, out)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("pane at the end:\n%s", k.p.screen())
-			t.Logf("wire turns at the end: %+v", k.turns())
-		}
-		k.p.run("kill-server")
-	})
+		"KIMI_CODE_NO_AUTO_UPDATE=1", "KIMI_DISABLE_TELEMETRY=1", "NO_PROXY=127.0.0.1,localhost"), kimi)
 	// The first launch in a folder asks for trust; Enter picks "Trust" (kimi.md A10).
 	k.p.waitScreen("the trust dialog", func(s string) bool { return strings.Contains(s, "Trust this folder?") })
-	if _, err := k.p.run("send-keys", "-t", "cc", "Enter"); err != nil {
-		t.Fatal(err)
-	}
+	k.p.press("Enter")
 	k.p.waitScreen("the empty prompt", func(s string) bool {
 		return strings.Contains(s, "Welcome to Kimi Code!") && strings.Contains(s, "│ >")
 	})
-	k.step("Kimi Code at its prompt")
+	w.step("Kimi Code at its prompt")
 	return k
 }
 
@@ -293,62 +236,10 @@ func (k *kimiRun) waitTurns(what string, ok func([]kimiWireTurn) bool) {
 		ts := k.turns()
 		return ok(ts), fmt.Sprintf("%+v", ts)
 	})
-	k.step(what)
+	k.w.step(what)
 }
 
-// main is the fake's main-loop requests (those with tools).
-func (k *kimiRun) main() []fakechat.Request {
-	var out []fakechat.Request
-	for _, r := range k.srv.Requests() {
-		if r.Tools > 0 {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// noContinuation waits for d and checks nudge typed nothing: one turn on
-// the wire and one main-loop request at the fake.
-func (k *kimiRun) noContinuation(d time.Duration) {
-	k.t.Helper()
-	time.Sleep(d)
-	if ts := k.turns(); len(ts) != 1 {
-		k.t.Errorf("turns = %+v, want only the failed one", ts)
-	}
-	if main := k.main(); len(main) != 1 {
-		k.t.Errorf("main requests = %+v, want one (the CLI does not retry this answer)", main)
-	}
-}
-
-// kimiEntry is the part of `nudge inbox --json` the tests read.
-type kimiEntry struct {
-	Agent, Session, What, Class string
-}
-
-func (k *kimiRun) inbox() []kimiEntry {
-	out := k.d.cli("inbox", "--json")
-	var es []kimiEntry
-	if err := json.Unmarshal([]byte(out), &es); err != nil {
-		k.t.Fatalf("nudge inbox --json: %v\n%s", err, out)
-	}
-	return es
-}
-
-// kimiSessionStatus is the session's row in `nudge status --json`.
-type kimiSessionStatus struct {
-	Agent, Session, State string
-	ResetAt               *time.Time `json:"reset_at"`
-}
-
-func (k *kimiRun) status() (kimiSessionStatus, bool) {
-	var st struct{ Sessions []kimiSessionStatus }
-	if json.Unmarshal([]byte(k.d.cli("status", "--json")), &st) != nil {
-		return kimiSessionStatus{}, false
-	}
-	for _, s := range st.Sessions {
-		if s.Agent == "kimi_code" && s.Session == k.session() {
-			return s, true
-		}
-	}
-	return kimiSessionStatus{}, false
+// status is the session's row in `nudge status --json`.
+func (k *kimiRun) status() (sessionStatus, bool) {
+	return sessionIn(k.d.cli("status", "--json"), "kimi_code", k.session())
 }

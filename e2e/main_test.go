@@ -22,10 +22,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
+
+	"nudge/e2e/daemontest"
 )
 
 const (
@@ -36,13 +36,8 @@ const (
 	envNudgeBin = "NUDGE_E2E_NUDGE_BIN"
 	// envNudgeBuildError carries the `go build ./cmd/nudge` failure.
 	envNudgeBuildError = "NUDGE_E2E_NUDGE_BUILD_ERROR"
-	// envClaude names the Claude Code executable to use.
-	envClaude = "NUDGE_E2E_CLAUDE"
 	// envCache is the folder .ci/install-agents.sh installs into.
 	envCache = "NUDGE_E2E_CACHE"
-
-	// claudeVersion is the known-good CLI (formats/claude.md §1).
-	claudeVersion = "2.1.332"
 )
 
 func TestMain(m *testing.M) {
@@ -60,7 +55,9 @@ func runMain(m *testing.M) int {
 			return 1
 		}
 		defer os.RemoveAll(dir)
-		bin, err := buildDaemon(dir)
+		// Built outside the namespace, where the module cache and
+		// toolchain may still need the network.
+		bin, err := daemontest.Build(dir, daemontest.Nudge)
 		if err != nil {
 			os.Setenv(envNudgeBuildError, err.Error())
 		} else {
@@ -71,22 +68,6 @@ func runMain(m *testing.M) int {
 		return m.Run()
 	}
 	return runInNetns()
-}
-
-// buildDaemon builds ./cmd/nudge into dir, outside the namespace where the
-// module cache and toolchain may still need the network.
-func buildDaemon(dir string) (string, error) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		return "", fmt.Errorf("go toolchain not found to build ./cmd/nudge: %w", err)
-	}
-	bin := filepath.Join(dir, "nudge")
-	cmd := exec.Command(goTool, "build", "-o", bin, "nudge/cmd/nudge")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build nudge/cmd/nudge: %w\n%s", err, strings.TrimSpace(string(out)))
-	}
-	return bin, nil
 }
 
 // runInNetns re-executes this test binary, with its arguments, in a new
@@ -120,38 +101,4 @@ func runInNetns() int {
 		return 1
 	}
 	return 0
-}
-
-// claudeExe finds the Claude Code executable: $NUDGE_E2E_CLAUDE, else the
-// prefix .ci/install-agents.sh installs into.
-func claudeExe() (string, error) {
-	path := os.Getenv(envClaude)
-	if path == "" {
-		path = filepath.Join(cacheDir(), "claude-"+claudeVersion,
-			"node_modules", "@anthropic-ai", "claude-code", "bin", "claude.exe")
-	}
-	info, err := os.Stat(path)
-	if err != nil {
-		return "", fmt.Errorf("Claude Code %s not installed (run .ci/install-agents.sh or set %s): %w",
-			claudeVersion, envClaude, err)
-	}
-	if info.IsDir() || info.Mode()&0o111 == 0 {
-		return "", fmt.Errorf("Claude Code at %s is not an executable file", path)
-	}
-	return path, nil
-}
-
-// cacheDir mirrors the default of .ci/install-agents.sh.
-func cacheDir() string {
-	if d := os.Getenv(envCache); d != "" {
-		return d
-	}
-	if os.Geteuid() == 0 {
-		return "/var/cache/nudge-e2e"
-	}
-	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
-		return filepath.Join(d, "nudge-e2e")
-	}
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".cache", "nudge-e2e")
 }

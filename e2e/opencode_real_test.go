@@ -15,20 +15,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"nudge/e2e/fakechat"
-	"nudge/internal/testenv"
 )
 
-const (
-	// envOpenCode names the OpenCode executable to use.
-	envOpenCode = "NUDGE_E2E_OPENCODE"
-	// openCodeVersion is the known-good CLI (formats/opencode.md §1).
-	openCodeVersion = "1.18.33"
-)
+// openCodeCLI is the known-good OpenCode (formats/opencode.md §1).
+var openCodeCLI = agentCLI{name: "OpenCode", env: "NUDGE_E2E_OPENCODE", install: "opencode", version: "1.18.33",
+	bin: filepath.Join("node_modules", ".bin", "opencode")}
 
 // TestRealOpenCodeRecoversAfter5xx: OpenCode's own five retries of a 500
 // are spent, the turn dies, and nudge continues the session through
@@ -44,10 +39,10 @@ func TestRealOpenCodeRecoversAfter5xx(t *testing.T) {
 	// A second continuation would come one retry delay (3s) later.
 	time.Sleep(5 * time.Second)
 	msgs := oc.messages(ses)
-	if n := countOpenCode(msgs, func(m openCodeMessage) bool { return m.Info.Role == "user" && m.text() == continuation }); n != 1 {
+	if n := count(msgs, func(m openCodeMessage) bool { return m.Info.Role == "user" && m.text() == continuation }); n != 1 {
 		t.Errorf("continuation sent %d times, want once\n%s", n, describeOpenCode(msgs))
 	}
-	if main := oc.mainRequests(); len(main) != 7 || main[5].Status != 500 || main[6].Status != 200 {
+	if main := oc.fake.Main(); len(main) != 7 || main[5].Status != 500 || main[6].Status != 200 {
 		t.Errorf("provider requests: want six 500s then a 200, got %+v", main)
 	}
 	t.Logf("nudge explain: %s", oc.d.cli("explain", ses, "--json"))
@@ -65,10 +60,10 @@ func TestRealOpenCodeQuotaNotRetried(t *testing.T) {
 	})
 	time.Sleep(5 * time.Second) // longer than the first retry delay (2s)
 	msgs := oc.messages(ses)
-	if n := countOpenCode(msgs, func(m openCodeMessage) bool { return m.Info.Role == "user" }); n != 1 {
+	if n := count(msgs, func(m openCodeMessage) bool { return m.Info.Role == "user" }); n != 1 {
 		t.Errorf("a continuation was sent on a usage limit:\n%s", describeOpenCode(msgs))
 	}
-	if main := oc.mainRequests(); len(main) != 6 {
+	if main := oc.fake.Main(); len(main) != 6 {
 		t.Errorf("provider requests: want OpenCode's own 6, got %d", len(main))
 	}
 	inbox := oc.d.cli("inbox", "--json")
@@ -91,7 +86,7 @@ func TestRealOpenCodeAuthToldOnce(t *testing.T) {
 	if n := strings.Count(oc.d.cli("inbox", "--json"), "Invalid Authentication"); n != 1 {
 		t.Errorf("auth failure told %d times, want once: %s", n, oc.d.cli("inbox", "--json"))
 	}
-	if main := oc.mainRequests(); len(main) != 1 {
+	if main := oc.fake.Main(); len(main) != 1 {
 		t.Errorf("provider requests: want 1, got %+v", main)
 	}
 	if st := oc.d.cli("status", "--json"); !strings.Contains(st, "sign") {
@@ -115,37 +110,13 @@ type openCodeWorld struct {
 
 func startOpenCodeWorld(t *testing.T, scenario []string) *openCodeWorld {
 	t.Helper()
-	exe, err := openCodeExe()
-	if err != nil {
-		testenv.Missing(t, err.Error())
-	}
-	nudge := daemonBinary(t)
-	requireLoopbackOnly(t)
+	exe := openCodeCLI.need(t)
 	w := newWorld(t)
-	fake, err := fakechat.New(scenario, w.path("requests.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fakeURL, stop, err := fake.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
+	fake, fakeURL := serveFake(w, fakechat.New, scenario)
 	proxy := fastRetryProxy(t, fakeURL)
-
-	d := w.startDaemon(nudge)
-	// The CLI's first call would race the daemon's creation of its database.
-	waitFor(t, "the daemon to open its database", 30*time.Second, func() (bool, string) {
-		log, _ := os.ReadFile(w.path("nudge.log"))
-		return bytes.Contains(log, []byte("nudge started")), string(log)
-	})
-	d.waitReady()
-	oc := &openCodeWorld{t: t, w: w, d: d, fake: fake}
+	oc := &openCodeWorld{t: t, w: w, d: w.startDaemon(), fake: fake}
 	oc.startServe(exe, proxy)
-	waitFor(t, "nudge to follow the OpenCode event stream", 30*time.Second, func() (bool, string) {
-		log, _ := os.ReadFile(w.path("nudge.log"))
-		return bytes.Contains(log, []byte("following OpenCode event stream")), string(log)
-	})
+	w.waitLog("nudge to follow the OpenCode event stream", "following OpenCode event stream")
 	return oc
 }
 
@@ -176,23 +147,6 @@ func fastRetryProxy(t *testing.T, target string) string {
 	return "http://" + ln.Addr().String()
 }
 
-// openCodeExe finds the OpenCode executable: $NUDGE_E2E_OPENCODE, else the
-// prefix .ci/install-agents.sh installs into.
-func openCodeExe() (string, error) {
-	path := os.Getenv(envOpenCode)
-	if path == "" {
-		path = filepath.Join(cacheDir(), "opencode-"+openCodeVersion, "node_modules", ".bin", "opencode")
-	}
-	info, err := os.Stat(path)
-	if err != nil {
-		return "", fmt.Errorf("OpenCode %s not installed (run .ci/install-agents.sh or set %s): %w", openCodeVersion, envOpenCode, err)
-	}
-	if info.IsDir() || info.Mode()&0o111 == 0 {
-		return "", fmt.Errorf("OpenCode at %s is not an executable file", path)
-	}
-	return path, nil
-}
-
 // startServe writes OpenCode's config (formats/opencode.md §9.2) and runs
 // `opencode serve` on a free loopback port in the project folder.
 func (oc *openCodeWorld) startServe(exe, provider string) {
@@ -218,34 +172,13 @@ func (oc *openCodeWorld) startServe(exe, provider string) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	out, err := os.Create(w.path("opencode.out"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	cmd := exec.Command(exe, "serve", "--hostname", "127.0.0.1", "--port", fmt.Sprint(port))
-	cmd.Dir, cmd.Stdout, cmd.Stderr = w.project, out, out
+	cmd.Dir = w.project
 	cmd.Env = append(w.baseEnv(),
 		"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
 		"OPENCODE_DISABLE_LSP_DOWNLOAD=1", "OPENCODE_DISABLE_SHARE=1")
-	if err := cmd.Start(); err != nil {
-		out.Close()
-		t.Fatalf("start opencode serve: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); out.Close(); close(exited) }()
-	t.Cleanup(func() {
-		if t.Failed() {
-			w.dumpFile("opencode output", w.path("opencode.out"))
-			w.dumpFile("opencode log", filepath.Join(w.home, ".local", "share", "opencode", "log", "opencode.log"))
-		}
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-	})
+	w.dumpOnFailure("opencode log", filepath.Join(w.home, ".local", "share", "opencode", "log", "opencode.log"))
+	exited := w.startProcess("opencode serve", cmd, "opencode.out", nil)
 	oc.server = fmt.Sprintf("http://127.0.0.1:%d", port)
 	waitFor(t, "opencode serve to answer", 60*time.Second, func() (bool, string) {
 		select {
@@ -336,53 +269,17 @@ func (oc *openCodeWorld) messages(session string) []openCodeMessage {
 	return msgs
 }
 
-// mainRequests are the provider requests that carry tools (not side calls).
-func (oc *openCodeWorld) mainRequests() []fakechat.Request {
-	var main []fakechat.Request
-	for _, r := range oc.fake.Requests() {
-		if r.Tools > 0 {
-			main = append(main, r)
-		}
-	}
-	return main
-}
-
 // recoveredOpenCodeTurn checks for: hello, an assistant step with an error,
 // nudge's continuation, an assistant step finished "stop".
 func recoveredOpenCodeTurn(msgs []openCodeMessage) string {
-	steps := []struct {
-		what  string
-		match func(openCodeMessage) bool
-	}{
+	return firstMissing(msgs, []turnStep[openCodeMessage]{
 		{"user hello", func(m openCodeMessage) bool { return m.Info.Role == "user" && m.text() == "hello" }},
 		{"failed step", func(m openCodeMessage) bool { return m.Info.Role == "assistant" && len(m.Info.Error) > 0 }},
 		{"continuation", func(m openCodeMessage) bool { return m.Info.Role == "user" && m.text() == continuation }},
 		{"finished step", func(m openCodeMessage) bool {
 			return m.Info.Role == "assistant" && m.Info.Finish == "stop" && m.Info.Time.Completed > 0
 		}},
-	}
-	at := 0
-	for _, s := range steps {
-		i := at
-		for i < len(msgs) && !s.match(msgs[i]) {
-			i++
-		}
-		if i == len(msgs) {
-			return s.what
-		}
-		at = i + 1
-	}
-	return ""
-}
-
-func countOpenCode(msgs []openCodeMessage, match func(openCodeMessage) bool) int {
-	n := 0
-	for _, m := range msgs {
-		if match(m) {
-			n++
-		}
-	}
-	return n
+	})
 }
 
 func describeOpenCode(msgs []openCodeMessage) string {

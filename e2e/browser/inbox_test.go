@@ -12,43 +12,26 @@ import (
 	"image/png"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"nudge/e2e/daemontest"
 	"nudge/internal/inbox"
 )
 
-var nudgeBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "nudge-browser-bin-")
-	if err != nil {
-		panic(err)
-	}
-	nudgeBin = filepath.Join(dir, "nudge")
-	if b, err := exec.Command("go", "build", "-o", nudgeBin, "nudge/cmd/nudge").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build nudge: %v\n%s", err, b)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { daemontest.Main(m) }
 
 // xss is error text that would run script if the page put it in as markup.
 const xss = `<img src=x onerror=alert(1)> <script>document.title="owned"</script>`
 
 // world is a home with a nudge daemon in it.
 type world struct {
-	t         *testing.T
-	home      string
-	data      string
-	env       []string
-	daemonLog bytes.Buffer
+	t    *testing.T
+	home string
+	data string
+	env  []string
 }
 
 func newWorld(t *testing.T) *world {
@@ -75,37 +58,10 @@ func (w *world) seed(e inbox.EntryRow) {
 
 func (w *world) startDaemon() {
 	w.t.Helper()
-	cmd := exec.Command(nudgeBin, "run", "--headless")
-	cmd.Env = w.env
-	cmd.Stdout, cmd.Stderr = &w.daemonLog, &w.daemonLog
-	must(w.t, cmd.Start())
-	w.t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-		if w.t.Failed() {
-			w.t.Logf("daemon log:\n%s", w.daemonLog.String())
-		}
-	})
-	eventually(w.t, "daemon ready", 30*time.Second, func() bool {
-		var st struct{ Daemon *struct{ Ready bool } }
-		out, err := w.nudge("status", "--json")
-		return err == nil && json.Unmarshal(out, &st) == nil && st.Daemon != nil && st.Daemon.Ready
-	})
+	daemontest.Start(w.t, w.env, "run", "--headless").WaitReady(w.t)
 }
 
-func (w *world) nudge(args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, nudgeBin, args...)
-	cmd.Env = w.env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return out, fmt.Errorf("nudge %v: %w: %s", args, err, stderr.String())
-	}
-	return out, nil
-}
+func (w *world) nudge(args ...string) ([]byte, error) { return daemontest.CLI(w.env, args...) }
 
 type cliEntry struct {
 	ID        int64
@@ -189,7 +145,7 @@ func TestInboxWindow(t *testing.T) {
 		t.Fatalf("nudge inbox --url: %q", page)
 	}
 	b.open(page)
-	eventually(t, "the page live with the seeded entry", 15*time.Second, func() bool {
+	daemontest.Eventually(t, "the page live with the seeded entry", 15*time.Second, func() bool {
 		var live bool
 		b.run(`return document.body.dataset.live === '1' && document.querySelectorAll('#entries li.entry').length > 0`, &live)
 		return live
@@ -230,12 +186,12 @@ func TestInboxWindow(t *testing.T) {
 	}
 	b.run(`window.sameDocument = true; return null`, nil)
 	b.click(fmt.Sprintf(`#entries li.entry[data-id="%d"] button.mark-read`, seeded))
-	eventually(t, "the CLI to show the entry read", 10*time.Second, func() bool { return w.entries()[0].Read })
-	eventually(t, "the page to show the entry read", 10*time.Second, func() bool { return !b.entries()[0].Unread })
+	daemontest.Eventually(t, "the CLI to show the entry read", 10*time.Second, func() bool { return w.entries()[0].Read })
+	daemontest.Eventually(t, "the page to show the entry read", 10*time.Second, func() bool { return !b.entries()[0].Unread })
 
 	// The toggle turns retry off in the daemon.
 	b.click("#toggle-retry")
-	eventually(t, "retry off in the daemon", 10*time.Second, func() bool {
+	daemontest.Eventually(t, "retry off in the daemon", 10*time.Second, func() bool {
 		var st struct {
 			Settings struct {
 				RetryEnabled bool `json:"retry_enabled"`
@@ -248,7 +204,7 @@ func TestInboxWindow(t *testing.T) {
 	// A new dead turn shows up without a reload.
 	const session = "7d1f0a3b-3333-4333-8333-444444444444"
 	w.deadTurn(session, "API Error: 500 Internal server error. This is a server-side issue, usually temporary — try again in a moment.")
-	eventually(t, "the new entry on the page", 15*time.Second, func() bool { return len(b.entries()) == 2 })
+	daemontest.Eventually(t, "the new entry on the page", 15*time.Second, func() bool { return len(b.entries()) == 2 })
 	es = b.entries()
 	if !es[0].Unread || !strings.Contains(es[0].Error, "API Error: 500") || es[1].Error != xss {
 		t.Errorf("entries after the new one, newest first: %+v", es)
@@ -275,7 +231,7 @@ func TestInboxWindow(t *testing.T) {
 
 	// Mark all read, then clear, from the page.
 	b.click("#read-all")
-	eventually(t, "all read", 10*time.Second, func() bool {
+	daemontest.Eventually(t, "all read", 10*time.Second, func() bool {
 		for _, e := range w.entries() {
 			if !e.Read {
 				return false
@@ -285,7 +241,7 @@ func TestInboxWindow(t *testing.T) {
 	})
 	b.click("#clear")
 	b.click("#clear") // the second click confirms
-	eventually(t, "cleared", 10*time.Second, func() bool { return len(w.entries()) == 0 && len(b.entries()) == 0 })
+	daemontest.Eventually(t, "cleared", 10*time.Second, func() bool { return len(w.entries()) == 0 && len(b.entries()) == 0 })
 
 	// The launcher that `nudge inbox --open` opens signs a browser in
 	// without the secret on a command line.
@@ -297,7 +253,7 @@ func TestInboxWindow(t *testing.T) {
 		t.Fatalf("without the cookie the page must refuse: %q", denied)
 	}
 	b.open("file://" + filepath.Join(w.data, "inbox.html"))
-	eventually(t, "the page opened through the launcher", 15*time.Second, func() bool {
+	daemontest.Eventually(t, "the page opened through the launcher", 15*time.Second, func() bool {
 		var live bool
 		b.run(`return !!document.body && document.body.dataset.live === '1'`, &live)
 		return live
@@ -314,7 +270,7 @@ func TestInboxOpenUsesLauncher(t *testing.T) {
 	_, err := w.nudge("inbox", "--open")
 	must(t, err)
 	var got []byte
-	eventually(t, "xdg-open to run", 10*time.Second, func() bool {
+	daemontest.Eventually(t, "xdg-open to run", 10*time.Second, func() bool {
 		got, err = os.ReadFile(args)
 		return err == nil && len(got) > 0
 	})

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"nudge/e2e/daemontest"
 	"nudge/internal/testenv"
 )
 
@@ -57,7 +58,7 @@ func startBrowser(t *testing.T) *browser {
 		}
 	})
 	b := &browser{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
-	eventually(t, "chromedriver ready", 20*time.Second, func() bool {
+	daemontest.Eventually(t, "chromedriver ready", 20*time.Second, func() bool {
 		var st struct{ Ready bool }
 		return b.raw("GET", "/status", nil, &st) == nil && st.Ready
 	})
@@ -179,15 +180,4 @@ func freePort(t *testing.T) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
-}
-
-func eventually(t *testing.T, what string, within time.Duration, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"nudge/e2e/fakeprovider"
 )
 
 func post(t *testing.T, url, body string) *http.Response {
@@ -84,7 +86,7 @@ func TestScenarioAppliesToToolRequestsOnly(t *testing.T) {
 	}
 	stop()
 
-	reqs, err := ReadLog(logPath)
+	reqs, err := fakeprovider.ReadLog(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,21 +102,8 @@ func TestScenarioAppliesToToolRequestsOnly(t *testing.T) {
 	}
 }
 
-func TestRejectsBadScenarioAndAddress(t *testing.T) {
+func TestRejectsUnknownMode(t *testing.T) {
 	if _, err := ParseScenario("500,teapot"); err == nil {
 		t.Fatal("unknown mode accepted")
-	}
-	srv, err := New(nil, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := srv.Listen("0.0.0.0:0"); err == nil {
-		t.Fatal("non-loopback address accepted")
-	}
-}
-
-func TestTruncateKeepsRunes(t *testing.T) {
-	if got := truncate("aé", 2); got != "a" {
-		t.Fatalf("truncate = %q", got)
 	}
 }

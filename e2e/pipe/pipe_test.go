@@ -4,56 +4,39 @@
 package pipe
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"nudge/e2e/daemontest"
 	"nudge/internal/dbustest"
 	"nudge/internal/testenv"
 )
 
-var bin struct{ nudge, standin string }
+// standin is the package of the stand-in Claude Code session.
+const standin = "nudge/e2e/pipe/standin"
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "nudge-e2e-bin-")
-	if err != nil {
-		panic(err)
-	}
-	bin.nudge, bin.standin = filepath.Join(dir, "nudge"), filepath.Join(dir, "standin")
-	for out, pkg := range map[string]string{bin.nudge: "nudge/cmd/nudge", bin.standin: "nudge/e2e/pipe/standin"} {
-		if b, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, b)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { daemontest.Main(m, standin) }
 
 // world is one test's machine: a home, a tmux server, a D-Bus session with
 // a recording notification server, and the nudge daemon.
 type world struct {
-	t         *testing.T
-	dir       string
-	home      string
-	data      string
-	sock      string // tmux server socket
-	busAddr   string
-	notes     *dbustest.Recorder
-	daemon    *exec.Cmd
-	daemonLog *bytes.Buffer
-	env       []string
-	received  string // what the stand-in's pane received, one line each
-	pane      string
+	t        *testing.T
+	dir      string
+	home     string
+	data     string
+	sock     string // tmux server socket
+	busAddr  string
+	notes    *dbustest.Recorder
+	daemon   *daemontest.Daemon
+	env      []string
+	received string // what the stand-in's pane received, one line each
+	pane     string
 }
 
 const continuation = "nudge-test: the last attempt failed with a provider error; continue where you left off"
@@ -77,7 +60,6 @@ func newWorld(t *testing.T, delays string) *world {
 	t.Cleanup(func() {
 		exec.Command("tmux", "-S", w.sock, "kill-server").Run()
 		if t.Failed() {
-			t.Logf("daemon log:\n%s", w.daemonLog)
 			if b, err := os.ReadFile(w.received); err == nil {
 				t.Logf("pane received:\n%s", b)
 			}
@@ -96,27 +78,8 @@ func must(t *testing.T, err error) {
 // startDaemon runs `nudge run --headless` and waits until its first scan is done.
 func (w *world) startDaemon(extraEnv ...string) {
 	w.t.Helper()
-	cmd := exec.Command(bin.nudge, "run", "--headless")
-	cmd.Env = append(append([]string{}, w.env...), extraEnv...)
-	if w.daemonLog == nil {
-		w.daemonLog = &bytes.Buffer{}
-	}
-	cmd.Stdout, cmd.Stderr = w.daemonLog, w.daemonLog
-	must(w.t, cmd.Start())
-	w.daemon = cmd
-	w.t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Signal(syscall.SIGTERM)
-			cmd.Wait()
-		}
-	})
-	w.eventually("daemon ready", 30*time.Second, func() bool {
-		var st struct {
-			Daemon *struct{ Ready bool } `json:"daemon"`
-		}
-		out, err := w.nudge("status", "--json")
-		return err == nil && json.Unmarshal(out, &st) == nil && st.Daemon != nil && st.Daemon.Ready
-	})
+	w.daemon = daemontest.Start(w.t, append(append([]string{}, w.env...), extraEnv...), "run", "--headless")
+	w.daemon.WaitReady(w.t)
 }
 
 // startAgent runs the stand-in session in a tmux pane with these outcomes.
@@ -127,7 +90,7 @@ func (w *world) startAgent(outcomes string, extra ...string) {
 	for _, kv := range w.env {
 		args = append(args, "-e", kv)
 	}
-	args = append(args, strings.Join(append([]string{bin.standin, "-outcomes", outcomes, "-received", w.received}, extra...), " "))
+	args = append(args, strings.Join(append([]string{daemontest.Bin(standin), "-outcomes", outcomes, "-received", w.received}, extra...), " "))
 	if out, err := exec.Command("tmux", args...).CombinedOutput(); err != nil {
 		w.t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}
@@ -168,19 +131,7 @@ func (w *world) continuations() int {
 }
 
 // nudge runs the CLI against the world's daemon.
-func (w *world) nudge(args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin.nudge, args...)
-	cmd.Env = w.env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return out, fmt.Errorf("nudge %v: %w: %s", args, err, stderr.String())
-	}
-	return out, nil
-}
+func (w *world) nudge(args ...string) ([]byte, error) { return daemontest.CLI(w.env, args...) }
 
 type entry struct {
 	ID        int64
@@ -228,13 +179,7 @@ func (w *world) state() string {
 // eventually polls cond until it holds or the deadline passes.
 func (w *world) eventually(what string, within time.Duration, cond func() bool) {
 	w.t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			w.t.Fatalf("timed out after %s waiting for: %s", within, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	daemontest.Eventually(w.t, what, within, cond)
 }
 
 // never checks that cond stays false for the whole period.

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"nudge/e2e/daemontest"
 )
 
 // (a) A 500 is continued after the first delay; the success that follows
@@ -152,8 +154,8 @@ func TestNoSecondSendAfterCrashDuringDelivery(t *testing.T) {
 	w.startAgent("500,ok")
 	w.typeLine("hello")
 	w.eventually("the delivery starts", 15*time.Second, func() bool { _, err := os.Stat(marker); return err == nil })
-	must(t, w.daemon.Process.Kill())
-	w.daemon.Wait()
+	must(t, w.daemon.Cmd.Process.Kill())
+	w.daemon.Exit(t)
 
 	w.startDaemon()
 	w.eventually("the person is told", 15*time.Second, func() bool { return len(w.inbox()) == 1 })
@@ -195,7 +197,7 @@ func TestUsageLimitIsNotRetried(t *testing.T) {
 func TestSecondDaemonRefuses(t *testing.T) {
 	w := newWorld(t, "1s,1s,1s")
 	w.startDaemon()
-	cmd := exec.Command(bin.nudge, "run", "--headless")
+	cmd := exec.Command(daemontest.Bin(daemontest.Nudge), "run", "--headless")
 	cmd.Env = w.env
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {

@@ -102,8 +102,8 @@ func TestTrayScreenshot(t *testing.T) {
 	}
 	t.Logf("menu area variance %.0f; screenshots in %s", variance(after, menuArea), keep)
 
-	d.cmd.Process.Signal(syscall.SIGTERM)
-	if code := d.exit(t); code != 0 {
+	d.Cmd.Process.Signal(syscall.SIGTERM)
+	if code := d.Exit(t); code != 0 {
 		t.Fatalf("exit status %d, want 0", code)
 	}
 }

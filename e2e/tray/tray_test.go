@@ -6,13 +6,10 @@
 package tray
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -21,25 +18,11 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
+	"nudge/e2e/daemontest"
 	"nudge/internal/dbustest"
 )
 
-var nudgeBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "nudge-tray-bin-")
-	if err != nil {
-		panic(err)
-	}
-	nudgeBin = filepath.Join(dir, "nudge")
-	if out, err := exec.Command("go", "build", "-o", nudgeBin, "nudge/cmd/nudge").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build nudge: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { daemontest.Main(m) }
 
 // wait bounds every wait for an effect.
 const wait = 10 * time.Second
@@ -75,71 +58,24 @@ func newWorld(t *testing.T, busAddr string) *world {
 	return w
 }
 
-// daemon is one `nudge run`.
-type daemon struct {
-	cmd  *exec.Cmd
-	log  *bytes.Buffer
-	done chan error
-}
-
 // start runs `nudge run` with the world's environment plus extra.
-func (w *world) start(extra ...string) *daemon {
+func (w *world) start(extra ...string) *daemontest.Daemon {
 	w.t.Helper()
-	d := &daemon{cmd: exec.Command(nudgeBin, "run"), log: &bytes.Buffer{}, done: make(chan error, 1)}
-	d.cmd.Env = append(append([]string{}, w.env...), extra...)
-	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
-	if err := d.cmd.Start(); err != nil {
-		w.t.Fatal(err)
-	}
-	go func() { d.done <- d.cmd.Wait() }()
-	w.t.Cleanup(func() {
-		if d.cmd.ProcessState == nil {
-			d.cmd.Process.Kill()
-			<-d.done
-		}
-		if w.t.Failed() {
-			w.t.Logf("daemon log:\n%s", d.log)
-		}
-	})
-	return d
-}
-
-// exit waits for the daemon to end and returns its exit status.
-func (d *daemon) exit(t *testing.T) int {
-	t.Helper()
-	select {
-	case err := <-d.done:
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return ee.ExitCode()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return 0
-	case <-time.After(wait):
-		t.Fatalf("nudge did not stop within %s", wait)
-		return -1
-	}
+	return daemontest.Start(w.t, append(append([]string{}, w.env...), extra...), "run")
 }
 
 // settings reads `nudge status --json` until the daemon answers.
 func (w *world) settings() (retry bool, ok bool) {
-	cmd := exec.Command(nudgeBin, "status", "--json")
-	cmd.Env = w.env
-	out, err := cmd.Output()
-	if err != nil {
+	out, err := daemontest.CLI(w.env, "status", "--json")
+	if err != nil || !daemontest.Ready(out) {
 		return false, false
 	}
 	var st struct {
-		Daemon *struct {
-			Ready bool `json:"ready"`
-		} `json:"daemon"`
 		Settings *struct {
 			RetryEnabled bool `json:"retry_enabled"`
 		} `json:"settings"`
 	}
-	if json.Unmarshal(out, &st) != nil || st.Daemon == nil || !st.Daemon.Ready || st.Settings == nil {
+	if json.Unmarshal(out, &st) != nil || st.Settings == nil {
 		return false, false
 	}
 	return st.Settings.RetryEnabled, true
@@ -161,13 +97,7 @@ func (w *world) lockFree() bool {
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, wait)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	daemontest.Eventually(t, what, wait, cond)
 }
 
 // TestTrayTogglesPersistAndQuit: the item registers, shows its title, icon
@@ -215,7 +145,7 @@ func TestTrayTogglesPersistAndQuit(t *testing.T) {
 	eventually(t, "the checkbox unticked", func() bool { return item.toggleState(t, retry.id) == 0 })
 
 	item.quit(t, menu.find(t, labelQuit).id)
-	if code := d.exit(t); code != 0 {
+	if code := d.Exit(t); code != 0 {
 		t.Fatalf("Quit from the menu: exit status %d, want 0", code)
 	}
 	if !w.lockFree() {
@@ -233,8 +163,8 @@ func TestTrayTogglesPersistAndQuit(t *testing.T) {
 		return item.toggleState(t, item.layout(t).find(t, labelRetry).id) == 0
 	})
 
-	d.cmd.Process.Signal(syscall.SIGTERM)
-	if code := d.exit(t); code != 0 {
+	d.Cmd.Process.Signal(syscall.SIGTERM)
+	if code := d.Exit(t); code != 0 {
 		t.Fatalf("SIGTERM: exit status %d, want 0", code)
 	}
 	if !w.lockFree() {
@@ -287,11 +217,11 @@ func TestTrayHeadlessWithoutSessionBus(t *testing.T) {
 	w := newWorld(t, "")
 	d := w.start("DISPLAY=:0")
 	eventually(t, "daemon ready", func() bool { _, ok := w.settings(); return ok })
-	if !strings.Contains(d.log.String(), "tray: not available: no DBus session bus") {
-		t.Fatalf("log does not say the tray is unavailable:\n%s", d.log)
+	if !strings.Contains(d.Log.String(), "tray: not available: no DBus session bus") {
+		t.Fatalf("log does not say the tray is unavailable:\n%s", d.Log)
 	}
-	d.cmd.Process.Signal(syscall.SIGTERM)
-	if code := d.exit(t); code != 0 {
+	d.Cmd.Process.Signal(syscall.SIGTERM)
+	if code := d.Exit(t); code != 0 {
 		t.Fatalf("exit status %d, want 0", code)
 	}
 }
