@@ -54,6 +54,7 @@ type Daemon struct {
 	settings retry.Settings
 	sessions map[retry.Key]*session
 	readers  map[string]classify.Reader
+	lastRead map[string]time.Time // when each file last gave a record
 	wakes    wakeQueue
 	// calls carries work onto the loop from other goroutines.
 	calls chan func()
@@ -90,6 +91,7 @@ func New(cfg config.Config, log *slog.Logger) (*Daemon, error) {
 		now:      time.Now,
 		sessions: map[retry.Key]*session{},
 		readers:  map[string]classify.Reader{},
+		lastRead: map[string]time.Time{},
 		calls:    make(chan func(), 64),
 		quit:     make(chan struct{}),
 	}
@@ -229,6 +231,7 @@ func (d *Daemon) loop(ctx context.Context) error {
 		case f := <-d.calls:
 			f()
 		case <-liveTick.C:
+			d.settleQuietFiles(ctx)
 			d.checkLiveness(ctx)
 		case <-readyTick.C:
 			if !ready && d.watcher.Ready() {
@@ -310,8 +313,10 @@ func (d *Daemon) handleRecord(rec watch.Record, now time.Time, st *step) {
 		d.readers[rec.Path] = r
 	}
 	events := r.Read(rec.Line)
+	d.lastRead[rec.Path] = now
 	if rec.Gone {
 		delete(d.readers, rec.Path)
+		delete(d.lastRead, rec.Path)
 	}
 	for _, ev := range events {
 		d.observe(ev, rec.Path, now, st)

@@ -24,6 +24,26 @@ const (
 	quietBeforeLiveCheck = 2 * time.Minute
 )
 
+// settleQuietFiles lets readers that judge a turn only once their file has
+// stopped growing (classify.Settler: Codex 0.98 rollouts write no turn end)
+// look at their quiet files.
+func (d *Daemon) settleQuietFiles(ctx context.Context) {
+	now := d.now()
+	st := newStep()
+	for path, r := range d.readers {
+		s, ok := r.(classify.Settler)
+		if !ok {
+			continue
+		}
+		for _, ev := range s.Settle(now.Sub(d.lastRead[path])) {
+			d.observe(ev, path, now, st)
+		}
+	}
+	if len(st.touched) > 0 {
+		d.finish(ctx, st, now)
+	}
+}
+
 // checkLiveness looks for the process of every quiet open turn whose agent
 // has no live registry, off the loop; a session whose process is gone is
 // told to its machine as an exited process.

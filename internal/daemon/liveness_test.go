@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,4 +118,49 @@ func TestRecentTurnIsNotChecked(t *testing.T) {
 		t.Fatal("a turn that wrote recently must not be checked")
 	case <-time.After(300 * time.Millisecond):
 	}
+}
+
+// A Codex 0.98 rollout writes no turn end: its dead turn is judged once the
+// file has been quiet (classify.Settler), from the daemon's tick.
+func TestQuietLegacyRolloutIsSettled(t *testing.T) {
+	sample := "../../../shared/formats/samples/codex/old-0.98.0-api500.jsonl"
+	data, err := os.ReadFile(sample)
+	if err != nil {
+		t.Fatalf("sample: %v", err)
+	}
+	start := time.Now()
+	now := start
+	d := quietDaemon(t, start)
+	d.now = func() time.Time { return now }
+	st := newStep()
+	offset := int64(0)
+	for _, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
+		end := offset + int64(len(line)) + 1
+		d.handleRecord(watch.Record{Agent: "codex", Path: sample, Offset: offset, End: end, Line: []byte(line)}, now, st)
+		offset = end
+	}
+	d.finish(context.Background(), st, now)
+	d.settleQuietFiles(context.Background())
+	if n := failedSessions(d); n != 0 {
+		t.Fatalf("%d dead turns before the file went quiet", n)
+	}
+	now = start.Add(2 * time.Minute)
+	d.settleQuietFiles(context.Background())
+	if n := failedSessions(d); n != 1 {
+		t.Fatalf("%d failed sessions after the file went quiet, want 1", n)
+	}
+	entries, err := d.db.Entries(context.Background(), false)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("entries %+v, %v: want the one dead turn told", entries, err)
+	}
+}
+
+func failedSessions(d *Daemon) int {
+	n := 0
+	for _, s := range d.sessions {
+		if state, _ := s.machine.State(); state == retry.Failed {
+			n++
+		}
+	}
+	return n
 }
