@@ -45,6 +45,9 @@ func newRoot() *cobra.Command {
 		Long:          "nudge watches the session records of AI coding agents, sends a continuation when a turn dies from a provider error, and tells you when it cannot help.",
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		// An unknown command is bad usage (exit 2), like an unknown flag.
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentFlags().String("config", "", "config file (default: $NUDGE_CONFIG or the platform config folder)")

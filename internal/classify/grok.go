@@ -35,13 +35,13 @@ func init() {
 	})
 }
 
-// GrokHooksDir is the folder under Grok's home where `nudge hook grok`
+// grokHooksDir is the folder under Grok's home where `nudge hook grok`
 // writes and the daemon reads (the discovery entry's pattern matches it).
-const GrokHooksDir = "nudge/hooks"
+const grokHooksDir = "nudge/hooks"
 
 // recognizeGrok knows a hook record file by its place or its first record.
 func recognizeGrok(path string, head []byte) bool {
-	if filepath.Ext(path) == ".jsonl" && strings.HasSuffix(filepath.ToSlash(filepath.Dir(path)), "/"+GrokHooksDir) &&
+	if filepath.Ext(path) == ".jsonl" && strings.HasSuffix(filepath.ToSlash(filepath.Dir(path)), "/"+grokHooksDir) &&
 		strings.Contains(filepath.ToSlash(path), "/.grok/") {
 		return true
 	}

@@ -8,12 +8,12 @@ import (
 // FuzzGrok feeds two hook records to a fresh reader.
 func FuzzGrok(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join(grokSamples, "*.jsonl"))
-	lines := museSeedLines(f, files)
+	lines := fuzzSeedLines(f, 1<<20, files...)
 	for i, l := range lines {
 		f.Add(l, lines[(i+1)%len(lines)])
 	}
 	f.Fuzz(func(t *testing.T, first, second []byte) {
 		r := newGrokReader("hooks/s.jsonl")
-		museCheckEvents(t, grokName, append(r.Read(first), r.Read(second)...))
+		fuzzCheckEvents(t, grokName, append(r.Read(first), r.Read(second)...))
 	})
 }

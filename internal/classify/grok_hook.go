@@ -52,7 +52,7 @@ func GrokHookRecord(input []byte, event, root string, now time.Time) (path strin
 	if err != nil {
 		return "", nil, fmt.Errorf("grok hook: %w", err)
 	}
-	return filepath.Join(root, filepath.FromSlash(GrokHooksDir), grokFileName(in.SessionID)+".jsonl"), line, nil
+	return filepath.Join(root, filepath.FromSlash(grokHooksDir), grokFileName(in.SessionID)+".jsonl"), line, nil
 }
 
 // grokFileName makes a session id safe as a file name.

@@ -113,8 +113,8 @@ type kimiCodeRecord struct {
 	PromptID string         `json:"promptId"`
 	Reason   string         `json:"reason"`
 	Origin   kimiCodeOrigin `json:"origin"`
-	Input    []kimiCodePart `json:"input"`
-	Content  []kimiCodePart `json:"content"`
+	Input    []textPart     `json:"input"`
+	Content  []textPart     `json:"content"`
 	Error    *kimiCodeError `json:"error"`
 }
 
@@ -122,7 +122,7 @@ type kimiCodeOrigin struct {
 	Kind string `json:"kind"`
 }
 
-type kimiCodePart struct {
+type textPart struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
 }
@@ -138,7 +138,7 @@ type kimiCodeError struct {
 	} `json:"details"`
 }
 
-func kimiCodeText(parts []kimiCodePart) string {
+func partsText(parts []textPart) string {
 	var texts []string
 	for _, p := range parts {
 		if p.Type == "text" && p.Text != "" {
@@ -179,11 +179,11 @@ func (w *kimiCodeWire) Read(line []byte) []Event {
 		if r.Origin.Kind != "user" {
 			return []Event{w.event(TurnStarted, ts)}
 		}
-		return []Event{w.userMessage(kimiCodeText(r.Input), ts), w.event(TurnStarted, ts)}
+		return []Event{w.userMessage(partsText(r.Input), ts), w.event(TurnStarted, ts)}
 	case "turn.steer":
-		return []Event{w.userMessage(kimiCodeText(r.Input), ts)}
+		return []Event{w.userMessage(partsText(r.Input), ts)}
 	case "prompt.steered":
-		return []Event{w.userMessage(kimiCodeText(r.Content), ts)}
+		return []Event{w.userMessage(partsText(r.Content), ts)}
 	case "prompt.completed":
 		// A prompt a hook refused never became a turn; the person typed it
 		// (kimi.md A4, A8).

@@ -140,11 +140,11 @@ func kimiLegacyText(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &s) == nil {
 		return s
 	}
-	var parts []kimiCodePart
+	var parts []textPart
 	if json.Unmarshal(raw, &parts) != nil {
 		return ""
 	}
-	return kimiCodeText(parts)
+	return partsText(parts)
 }
 
 // Read classifies one wire line.

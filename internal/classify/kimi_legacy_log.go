@@ -154,7 +154,8 @@ type kimiLogBook struct {
 	mu    sync.Mutex
 	fed   bool // a log reader has filed lines: misses are rarer than scans
 	lines map[string][]kimiLogLine
-	order []string // sessions by first filing, to bound memory
+	order []string         // sessions by first filing, to bound memory
+	sizes map[string]int64 // each log file's size at the last scan: an unchanged file is not read again
 }
 
 var kimiLogBooks = struct {
@@ -238,25 +239,37 @@ func (b *kimiLogBook) lookup(sid string, at time.Time, kinds kimiLogKind) *kimiL
 }
 
 // scan files the lines at the end of kimi.log and of its rotated copies
-// (kimi.*.log; B3 rule 4); the caller holds b.mu.
+// (kimi.*.log; B3 rule 4) that changed since the last scan, so that a wire
+// file's history of many turns does not read the logs once per turn; the
+// caller holds b.mu.
 func (b *kimiLogBook) scan() {
 	files, _ := filepath.Glob(filepath.Join(b.root, "logs", "kimi*.log"))
 	sort.Strings(files)
+	sizes := make(map[string]int64, len(files))
 	for _, path := range files {
-		if isKimiLogPath(path) {
-			b.scanFile(path)
+		if !isKimiLogPath(path) {
+			continue
+		}
+		info, err := os.Stat(path)
+		if err != nil {
+			continue
+		}
+		sizes[path] = info.Size()
+		if size, seen := b.sizes[path]; !seen || size != info.Size() {
+			b.scanFile(path, info.Size())
 		}
 	}
+	b.sizes = sizes
 }
 
-func (b *kimiLogBook) scanFile(path string) {
+func (b *kimiLogBook) scanFile(path string, size int64) {
 	f, err := os.Open(path)
 	if err != nil {
 		return
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err == nil && info.Size() > kimiLogTail {
-		if _, err := f.Seek(info.Size()-kimiLogTail, io.SeekStart); err != nil {
+	if size > kimiLogTail {
+		if _, err := f.Seek(size-kimiLogTail, io.SeekStart); err != nil {
 			return
 		}
 	}

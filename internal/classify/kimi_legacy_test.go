@@ -248,6 +248,31 @@ func TestKimiLegacyTurnEndWithoutInterrupt(t *testing.T) {
 	}
 }
 
+// TestKimiLegacyLogGrowsBetweenTurns reads the log files again once they
+// grew: a line written after an earlier turn's scan still pairs.
+func TestKimiLegacyLogGrowsBetweenTurns(t *testing.T) {
+	kimiUTCLog(t)
+	wire, log := kimiLegacyHome(t)
+	if err := os.WriteFile(log, []byte("2026-07-20 09:00:00.000 | INFO     | kimi_cli.app:main:1 | other - started\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := newKimiLegacyReader(wire)
+	early := strings.Replace(klEnd, "1784542272.715", "1784542200.000", 1)
+	claudeSameKinds(t, feed(r, klBegin, klStep, early), UserMessage, TurnStarted, AgentActivity, TurnDone)
+	f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(klLog("Cancelled by user") + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	events := feed(r, klBegin, klStep, strings.Replace(klEnd, "1784542272.715", "1784542272.800", 1))
+	if last := events[len(events)-1]; last.Kind != TurnFailed || last.Failure.Class != Cancelled {
+		t.Errorf("last event %+v, want the cancel the grown log names", last)
+	}
+}
+
 func TestKimiLegacyBoxesAndInput(t *testing.T) {
 	wire, _ := kimiLegacyHome(t)
 	approval := `{"timestamp": 1773128644.112614, "message": {"type": "ApprovalRequest", "payload": {"id": "a1", "tool_call_id": "Shell:0", "sender": "Shell", "action": "run command", "description": "Run"}}}`

@@ -124,7 +124,7 @@ type museParams struct {
 	SessionID     string          `json:"sessionId"`
 	TurnID        string          `json:"turnId"`
 	CommandID     string          `json:"commandId"`
-	Input         []museInput     `json:"input"`
+	Input         []textPart      `json:"input"`
 	Terminal      string          `json:"terminal"`
 	Error         *museTurnError  `json:"error"`
 	Reason        string          `json:"reason"`
@@ -136,11 +136,6 @@ type museParams struct {
 	// usage/changed: params are a SubscriptionUsage.
 	Window *museWindow `json:"window"`
 	Weekly *museWindow `json:"weekly"`
-}
-
-type museInput struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
 }
 
 // museTurnError is turn/completed's typed error.
@@ -214,14 +209,8 @@ func (m *museReader) client(method string, p *museParams, ts time.Time) []Event 
 		if p.CommandID != "" {
 			s.commands[p.CommandID] = true
 		}
-		var texts []string
-		for _, in := range p.Input {
-			if in.Type == "text" && in.Text != "" {
-				texts = append(texts, in.Text)
-			}
-		}
 		e := m.event(id, UserMessage, ts)
-		e.Text = strings.Join(texts, "\n")
+		e.Text = partsText(p.Input)
 		return []Event{e}
 	}
 	return nil
@@ -477,14 +466,10 @@ func (m *museReader) usageChanged(p *museParams, ts time.Time) []Event {
 	return out
 }
 
-// museMaxMs is the last millisecond of year 9999: later times are nonsense
-// and cannot be written as RFC 3339.
-const museMaxMs = 253402300799999
-
-// museTime turns epoch milliseconds into a time; zero for none or nonsense.
+// museTime is msTime for Muse's numbers, which JSON may give as floats.
 func museTime(ms float64) time.Time {
-	if !(ms > 0 && ms <= museMaxMs) {
+	if !(ms > 0 && ms <= maxEpochMs) {
 		return time.Time{}
 	}
-	return time.UnixMilli(int64(ms)).UTC()
+	return msTime(int64(ms))
 }

@@ -3,13 +3,15 @@ package classify
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 )
 
-// museSeedLines returns the lines of files, as fuzz seeds (Muse and Grok).
-func museSeedLines(t testing.TB, files []string) [][]byte {
+// fuzzSeedLines returns the lines of files of at most maxLen bytes, as fuzz
+// seeds.
+func fuzzSeedLines(t testing.TB, maxLen int, files ...string) [][]byte {
 	t.Helper()
 	var lines [][]byte
 	for _, name := range files {
@@ -20,18 +22,21 @@ func museSeedLines(t testing.TB, files []string) [][]byte {
 		sc := bufio.NewScanner(bytes.NewReader(data))
 		sc.Buffer(nil, MaxRecordBytes)
 		for sc.Scan() {
-			lines = append(lines, bytes.Clone(sc.Bytes()))
+			if len(sc.Bytes()) <= maxLen {
+				lines = append(lines, bytes.Clone(sc.Bytes()))
+			}
 		}
 	}
 	if len(lines) == 0 {
-		t.Fatal("no seed lines")
+		t.Fatalf("no seed lines in %v", files)
 	}
 	return lines
 }
 
-// museCheckEvents holds for the Muse and Grok readers: each event names its agent, session
-// and kind, and only turn_failed and usage_limited carry a failure.
-func museCheckEvents(t *testing.T, agent string, events []Event) {
+// fuzzCheckEvents holds for every reader: each event names its agent,
+// session and kind, only turn_failed and usage_limited carry a failure, and
+// the event can be printed and saved.
+func fuzzCheckEvents(t *testing.T, agent string, events []Event) {
 	t.Helper()
 	for _, e := range events {
 		if e.Agent != agent || e.Kind == "" || e.Session == "" {
@@ -43,13 +48,16 @@ func museCheckEvents(t *testing.T, agent string, events []Event) {
 		if _, err := e.MarshalLine(); err != nil {
 			t.Fatalf("event cannot be printed: %v", err)
 		}
+		if _, err := json.Marshal(e); err != nil {
+			t.Fatalf("event cannot be saved: %v", err)
+		}
 	}
 }
 
 // FuzzMuse feeds two frame-log lines to a fresh reader.
 func FuzzMuse(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join(museSamples, "*.ndjson"))
-	lines := museSeedLines(f, files)
+	lines := fuzzSeedLines(f, 1<<20, files...)
 	for _, l := range museLog(msStarted, msUsageHit, msFailed(`{"kind":"modelError","message":"x","retryable":true}`)) {
 		lines = append(lines, l)
 	}
@@ -58,6 +66,6 @@ func FuzzMuse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, first, second []byte) {
 		r := newMuseReader("frames/conn.ndjson")
-		museCheckEvents(t, museName, append(r.Read(first), r.Read(second)...))
+		fuzzCheckEvents(t, museName, append(r.Read(first), r.Read(second)...))
 	})
 }

@@ -291,9 +291,12 @@ func TestMuseMessages(t *testing.T) {
 		}
 	})
 	t.Run("a steer is a person's message", func(t *testing.T) {
-		steer := `c {"jsonrpc":"2.0","id":5,"method":"turn/steer","params":{"sessionId":"s1","commandId":"c2","expectedTurnId":"t1","input":[{"type":"text","text":"use the other file"}]}}`
+		steer := `c {"jsonrpc":"2.0","id":5,"method":"turn/steer","params":{"sessionId":"s1","commandId":"c2","expectedTurnId":"t1","input":[{"type":"text","text":"use the other file"},{"type":"image","text":"x"},{"type":"text","text":"and test it"}]}}`
 		events := museFeed(msStarted, steer)
 		claudeSameKinds(t, events, TurnStarted, UserMessage)
+		if events[1].Text != "use the other file\nand test it" {
+			t.Errorf("text = %q, want the text parts", events[1].Text)
+		}
 	})
 	t.Run("responses and request errors are not turns", func(t *testing.T) {
 		busy := `{"jsonrpc":"2.0","id":4,"error":{"code":-32001,"message":"busy","data":{"kind":"overloaded","retryable":true}}}`

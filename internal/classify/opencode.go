@@ -208,7 +208,7 @@ func (r *openCodeReader) Read(record []byte) []Event {
 			return nil
 		}
 		typ := l.SyncEvent.Type
-		if i := strings.LastIndexByte(typ, '.'); i > 0 && isDigits(typ[i+1:]) {
+		if i := strings.LastIndexByte(typ, '.'); i > 0 && claudeDigits(typ[i+1:]) {
 			typ = typ[:i]
 		}
 		l.ID, l.Type, l.Properties = l.SyncEvent.ID, typ, l.SyncEvent.Data
@@ -385,9 +385,9 @@ func (r *openCodeReader) status(s *openCodeSession, st *openCodeStatus, ev func(
 			e = ev(UsageLimited, at)
 			e.Failure = &f
 		} else {
+			// OpenCode's own retry: the turn is alive, nothing has failed (SPEC §2).
 			s.limit = nil
 			e = ev(AgentRetrying, at)
-			e.Failure = &Failure{Class: ProviderError, Message: st.Message, Code: "retry " + strconv.Itoa(st.Attempt)}
 		}
 	default: // busy, and any newer status type means working (§1)
 		s.limit = nil
@@ -406,16 +406,21 @@ func (r *openCodeReader) status(s *openCodeSession, st *openCodeStatus, ev func(
 	return []Event{e}
 }
 
-// openCodeQuotaSleep tells a retry status that waits for a quota (§6.2).
+// openCodeQuotaSleep tells a retry status that waits for a quota (§6.2). at
+// is when the status was emitted; a record without an event id (the live
+// snapshot of /session/status) was emitted just now.
 func openCodeQuotaSleep(st *openCodeStatus, at time.Time) (Failure, bool) {
 	reason := ""
 	if st.Action != nil {
 		reason = st.Action.Reason
 	}
+	if at.IsZero() {
+		at = time.Now()
+	}
 	next := msTime(st.Next)
 	quota := reason == "account_rate_limit" || reason == "free_tier_limit" ||
 		strings.Contains(strings.ToLower(st.Message), "usage limit") ||
-		!next.IsZero() && !at.IsZero() && next.Sub(at) > openCodeQuotaWait
+		!next.IsZero() && next.Sub(at) > openCodeQuotaWait
 	if !quota {
 		return Failure{}, false
 	}
@@ -456,15 +461,16 @@ func (r *openCodeReader) see(ms int64) {
 	}
 }
 
+// maxEpochMs is the last millisecond of year 9999: later times are nonsense
+// and cannot be written as RFC 3339 (an event holding one could not be saved).
+const maxEpochMs = 253402300799999
+
+// msTime turns epoch milliseconds into a time; zero for none or nonsense.
 func msTime(ms int64) time.Time {
-	if ms <= 0 {
+	if ms <= 0 || ms > maxEpochMs {
 		return time.Time{}
 	}
 	return time.UnixMilli(ms).UTC()
-}
-
-func isDigits(s string) bool {
-	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // Records lists a database's event log, or asks a live server for the

@@ -8,7 +8,7 @@ import (
 )
 
 // FuzzOpenCode feeds arbitrary records after real ones: no panic, and every
-// event names the agent and a session.
+// event is well formed.
 func FuzzOpenCode(f *testing.F) {
 	for _, name := range []string{"e500_giveup", "e429_free_tier", "permission_bash", "abort"} {
 		for _, suffix := range []string{".sse_event.jsonl", ".sse_global_event.jsonl"} {
@@ -28,14 +28,7 @@ func FuzzOpenCode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		r := newOpenCodeReader("fuzz.jsonl")
 		for range 2 {
-			for _, e := range r.Read(line) {
-				if e.Agent != "opencode" || e.Session == "" {
-					t.Fatalf("event without agent or session: %+v", e)
-				}
-				if (e.Kind == TurnFailed || e.Kind == UsageLimited) && e.Failure == nil {
-					t.Fatalf("%s without a failure", e.Kind)
-				}
-			}
+			fuzzCheckEvents(t, openCodeName, r.Read(line))
 		}
 	})
 }

@@ -2,10 +2,12 @@ package classify
 
 import (
 	"bufio"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -161,9 +163,25 @@ func TestOpenCodeRetryStatus(t *testing.T) {
 		if !evs[0].Time.Equal(at) {
 			t.Errorf("%s: time %v from the id, want %v", c.line, evs[0].Time, at)
 		}
+		if c.kind != UsageLimited && evs[0].Failure != nil {
+			t.Errorf("%s: OpenCode's own retry carries a failure %+v", c.line, evs[0].Failure)
+		}
 		if c.kind == UsageLimited && !evs[0].Failure.ResetAt.Equal(c.reset) {
 			t.Errorf("%s: reset %v, want %v", c.line, evs[0].Failure.ResetAt, c.reset)
 		}
+	}
+}
+
+// TestOpenCodeTimeBeyondYear9999 keeps a nonsense time out of an event: it
+// could not be written as JSON.
+func TestOpenCodeTimeBeyondYear9999(t *testing.T) {
+	r := newOpenCodeReader("x.jsonl")
+	evs := r.Read([]byte(`{"type":"session.status","properties":{"sessionID":"ses_a","status":{"type":"retry","attempt":1,"message":"usage limit","next":9000000000000000}}}`))
+	if len(evs) != 1 || evs[0].Kind != UsageLimited || !evs[0].Failure.ResetAt.IsZero() {
+		t.Fatalf("events %+v", evs)
+	}
+	if _, err := json.Marshal(evs[0]); err != nil {
+		t.Errorf("event cannot be written: %v", err)
 	}
 }
 
@@ -258,5 +276,16 @@ func TestOpenCodeLiveSnapshot(t *testing.T) {
 	perms = `[{"id":"per_1","sessionID":"ses_other","permission":"bash"}]`
 	if p := last(); p.Status != "busy" {
 		t.Errorf("retrying session: %+v", p)
+	}
+	// The snapshot's status has no event id: a next attempt hours after
+	// now is a quota sleep all the same (formats/opencode.md §6.2).
+	next := time.Now().Add(2 * time.Hour).Truncate(time.Millisecond)
+	status = `{"ses_dd4478e32ffeWP3grBPEAMzGHG":{"type":"retry","attempt":1,"message":"Rate limited","next":` + strconv.FormatInt(next.UnixMilli(), 10) + `}}`
+	events, err := ReadFile(path, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) == 0 || events[0].Kind != UsageLimited || !events[0].Failure.ResetAt.Equal(next) {
+		t.Errorf("a far retry in the snapshot: %+v, want usage_limited until %v", events, next)
 	}
 }

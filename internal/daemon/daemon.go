@@ -36,7 +36,8 @@ const (
 )
 
 // syncTimeout bounds how long a due retry waits for its transcript to be
-// re-read before the machine decides on what it already knows.
+// re-read before the machine decides on what it already knows; it is kept
+// as the session's wake while the re-read is under way.
 const syncTimeout = 3 * time.Second
 
 // Daemon is one running nudge.
@@ -60,6 +61,9 @@ type Daemon struct {
 	calls chan func()
 	quit  chan struct{}
 	once  sync.Once
+	// offLoop counts the deliveries and liveness probes running off the
+	// loop; Run waits for them before it closes the database and lock.
+	offLoop sync.WaitGroup
 
 	mu      sync.Mutex // guards view and changed
 	view    status.Status
@@ -172,7 +176,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	go func() { watchDone <- w.Run(ctx) }()
 	d.log.Info("nudge started", "pid", os.Getpid(), "version", Version, "data", d.cfg.DataDir, "first_run", !initialized)
 	err = d.loop(ctx)
+	d.Quit() // callers waiting on the loop (Change, Unread) give up
 	cancel()
+	d.offLoop.Wait()
 	if werr := <-watchDone; werr != nil && !errors.Is(werr, context.Canceled) && err == nil {
 		err = werr
 	}
@@ -246,15 +252,9 @@ func (d *Daemon) loop(ctx context.Context) error {
 }
 
 func (d *Daemon) armTimer(t *time.Timer) {
-	next, ok := d.wakes.next()
 	wait := time.Hour
-	if ok {
+	if next, ok := d.wakes.next(); ok {
 		wait = max(next.Sub(d.now()), 0)
-	}
-	for _, s := range d.sessions {
-		if !s.syncing.IsZero() {
-			wait = min(wait, max(s.syncing.Add(syncTimeout).Sub(d.now()), 0))
-		}
 	}
 	t.Reset(wait)
 }
@@ -264,13 +264,8 @@ func (d *Daemon) armTimer(t *time.Timer) {
 type step struct {
 	batch   inbox.Batch
 	touched map[retry.Key]bool
-	injects []pendingInject
+	injects []*session // whose continuation is batch.Attempts[i]
 	notices []retry.Notify
-}
-
-type pendingInject struct {
-	s   *session
-	act retry.Inject
 }
 
 func newStep() *step { return &step{touched: map[retry.Key]bool{}} }
@@ -294,6 +289,7 @@ func (d *Daemon) handleBatch(ctx context.Context, b watch.Batch) {
 		for _, s := range d.sessions {
 			if !s.syncing.IsZero() && s.transcript == b.Synced {
 				s.syncing = time.Time{}
+				delete(d.wakes, s.key) // the re-read's timeout; Tick asks again for what it still needs
 				d.apply(s, s.machine.Tick(now, d.settings), now, st)
 			}
 		}
@@ -375,7 +371,10 @@ func (d *Daemon) apply(s *session, acts []retry.Action, now time.Time, st *step)
 	for _, a := range acts {
 		switch a := a.(type) {
 		case retry.Inject:
-			st.injects = append(st.injects, pendingInject{s: s, act: a})
+			st.injects = append(st.injects, s)
+			st.batch.Attempts = append(st.batch.Attempts, inbox.AttemptRow{
+				Agent: s.key.Agent, Session: s.key.Session, Episode: s.machine.Episode(), Attempt: a.Attempt, Text: a.Text, Started: now,
+			})
 		case retry.Notify:
 			st.notices = append(st.notices, a)
 		case retry.Entry:
@@ -405,10 +404,11 @@ func (d *Daemon) finish(ctx context.Context, st *step, now time.Time) {
 		}
 		st.batch.Sessions = append(st.batch.Sessions, inbox.SessionRow{
 			Agent: key.Agent, Session: key.Session, Project: s.project, Path: s.transcript,
-			State: string(state), Until: until, UpdatedAt: now, Machine: blob,
+			State: string(state), Note: s.machine.Note(), Until: until, UpdatedAt: now, Machine: blob,
 		})
 	}
-	if err := d.db.Commit(ctx, st.batch); err != nil {
+	err := d.db.Commit(ctx, st.batch)
+	if err != nil {
 		// The positions were not stored either: after a restart these
 		// records are read again, so nothing is lost.
 		d.log.Error("store events", "err", err, "events", len(st.batch.Events))
@@ -419,8 +419,17 @@ func (d *Daemon) finish(ctx context.Context, st *step, now time.Time) {
 			Session: n.Key.Session, Urgent: true,
 		})
 	}
-	for _, p := range st.injects {
-		d.startInject(ctx, p.s, p.act)
+	for i, s := range st.injects {
+		a := st.batch.Attempts[i]
+		switch {
+		case err != nil:
+			d.delivered(ctx, s, a.Attempt, 0, inject.Delivery{}, fmt.Errorf("could not record the attempt: %w", err))
+		case a.ID == 0:
+			d.log.Warn("attempt already made; not sending it again", "session", s.key.Session, "attempt", a.Attempt)
+			d.delivered(ctx, s, a.Attempt, 0, inject.Delivery{}, errors.New("this attempt was already made once; it is not sent again, to never type twice"))
+		default:
+			d.startInject(ctx, s, a)
+		}
 	}
 	if len(st.touched) > 0 {
 		d.refreshView()
@@ -441,23 +450,20 @@ func (d *Daemon) handleWakes(ctx context.Context) {
 	st := newStep()
 	for _, key := range d.wakes.due(now) {
 		s, ok := d.sessions[key]
-		if !ok {
-			continue
-		}
-		if s.transcript != "" && s.syncing.IsZero() {
+		switch {
+		case !ok:
+		case s.syncing.IsZero() && s.transcript != "":
 			s.syncing = now
 			d.watcher.Sync(s.transcript)
-			continue
-		}
-		if s.syncing.IsZero() {
+			d.wakes.add(key, now.Add(syncTimeout))
+		case s.syncing.IsZero():
 			d.apply(s, s.machine.Tick(now, d.settings), now, st)
-		}
-	}
-	for _, s := range d.sessions {
-		if !s.syncing.IsZero() && now.Sub(s.syncing) >= syncTimeout {
+		case now.Sub(s.syncing) >= syncTimeout:
 			d.log.Warn("transcript re-read did not answer; deciding on what is known", "session", s.key.Session)
 			s.syncing = time.Time{}
 			d.apply(s, s.machine.Tick(now, d.settings), now, st)
+		default:
+			d.wakes.add(key, s.syncing.Add(syncTimeout))
 		}
 	}
 	d.finish(ctx, st, now)

@@ -86,35 +86,21 @@ func ExplainDelivery(ctx context.Context, inj *inject.Injector, row inbox.Sessio
 	return t, inj.Explain(ctx, t)
 }
 
-// startInject records the attempt as "sending", then delivers it off the
+// startInject delivers an attempt already stored as "sending", off the
 // loop; the outcome comes back through d.calls.
-func (d *Daemon) startInject(ctx context.Context, s *session, act retry.Inject) {
-	now := d.now()
-	episode := s.machine.Episode()
-	id, err := d.db.BeginAttempt(ctx, inbox.AttemptRow{
-		Agent: s.key.Agent, Session: s.key.Session, Episode: episode, Attempt: act.Attempt, Text: act.Text, Started: now,
-	})
-	if errors.Is(err, inbox.ErrAttemptExists) {
-		d.log.Warn("attempt already made; not sending it again", "session", s.key.Session, "attempt", act.Attempt)
-		return
-	}
-	if err != nil {
-		d.log.Error("record attempt", "session", s.key.Session, "err", err)
-		d.delivered(ctx, s, act.Attempt, 0, inject.Delivery{}, fmt.Errorf("could not record the attempt: %w", err))
-		return
-	}
+func (d *Daemon) startInject(ctx context.Context, s *session, a inbox.AttemptRow) {
 	target := sessionTarget(s.key, s.project, s.transcript, s.process, d.idleCheck(s), d.othersPIDs(s))
-	d.log.Info("sending continuation", "agent", s.key.Agent, "session", s.key.Session, "attempt", act.Attempt, "pid", target.PID, "pane", target.TmuxPane)
-	go func() {
+	d.log.Info("sending continuation", "agent", s.key.Agent, "session", s.key.Session, "attempt", a.Attempt, "pid", target.PID, "pane", target.TmuxPane)
+	d.offLoop.Go(func() {
 		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		findProcess(dctx, &target)
-		del, derr := d.injector.Deliver(dctx, target, act.Text)
+		del, derr := d.injector.Deliver(dctx, target, a.Text)
 		select {
-		case d.calls <- func() { d.delivered(ctx, s, act.Attempt, id, del, derr) }:
+		case d.calls <- func() { d.delivered(ctx, s, a.Attempt, a.ID, del, derr) }:
 		case <-ctx.Done():
 		}
-	}()
+	})
 }
 
 // idleCheck re-reads the session's live registry right before typing: the

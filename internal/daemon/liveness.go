@@ -69,7 +69,7 @@ func (d *Daemon) checkLiveness(ctx context.Context) {
 	if len(probes) == 0 {
 		return
 	}
-	go func() {
+	d.offLoop.Go(func() {
 		for _, p := range probes {
 			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			_, err := inject.FindProcess(pctx, p.t.Hint)
@@ -81,7 +81,7 @@ func (d *Daemon) checkLiveness(ctx context.Context) {
 				return
 			}
 		}
-	}()
+	})
 }
 
 // probed takes a liveness answer: a gone process of a still-open turn is an

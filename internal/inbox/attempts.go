@@ -16,10 +16,6 @@ const (
 	AttemptFailed  = "failed"
 )
 
-// ErrAttemptExists is returned by BeginAttempt for an attempt that was
-// already begun: the continuation must not be sent again.
-var ErrAttemptExists = errors.New("attempt already begun")
-
 // AttemptRow is one continuation in the attempt ledger. Episode names the
 // dead turn it answers; (Agent, Session, Episode, Attempt) is unique.
 type AttemptRow struct {
@@ -31,33 +27,28 @@ type AttemptRow struct {
 	Started, Finished             time.Time
 }
 
-// BeginAttempt records a as "sending" and returns its id. Started defaults
-// to now. If this attempt of this episode was begun before (also by an
-// earlier run of the daemon), it returns ErrAttemptExists.
-func (db *DB) BeginAttempt(ctx context.Context, a AttemptRow) (int64, error) {
-	if a.Started.IsZero() {
-		a.Started = time.Now()
-	}
-	res, err := db.w.ExecContext(ctx, `INSERT INTO attempts
-		(agent, session, episode, attempt, text, status, backend, target, reason, started)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (agent, session, episode, attempt) DO NOTHING`,
-		a.Agent, a.Session, a.Episode, a.Attempt, a.Text, AttemptSending, a.Backend, a.Target, a.Reason, ms(a.Started))
-	if err != nil {
-		return 0, fmt.Errorf("inbox: begin attempt %d of %s/%s: %w", a.Attempt, a.Agent, a.Session, err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		if err == nil {
-			err = ErrAttemptExists
+// beginAttempts stores each attempt as "sending" and sets its ID; one begun
+// before keeps ID 0. Started defaults to now.
+func beginAttempts(ctx context.Context, tx *sql.Tx, attempts []AttemptRow) error {
+	for i := range attempts {
+		a := &attempts[i]
+		if a.Started.IsZero() {
+			a.Started = time.Now()
 		}
-		return 0, fmt.Errorf("inbox: begin attempt %d of %s/%s (episode %q): %w", a.Attempt, a.Agent, a.Session, a.Episode, err)
+		err := tx.QueryRowContext(ctx, `INSERT INTO attempts
+			(agent, session, episode, attempt, text, status, backend, target, reason, started)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (agent, session, episode, attempt) DO NOTHING RETURNING id`,
+			a.Agent, a.Session, a.Episode, a.Attempt, a.Text, AttemptSending, a.Backend, a.Target, a.Reason, ms(a.Started)).Scan(&a.ID)
+		if errors.Is(err, sql.ErrNoRows) {
+			a.ID = 0
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("begin attempt %d of %s/%s (episode %q): %w", a.Attempt, a.Agent, a.Session, a.Episode, err)
+		}
 	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return 0, fmt.Errorf("inbox: begin attempt %d of %s/%s: %w", a.Attempt, a.Agent, a.Session, err)
-	}
-	db.announce()
-	return id, nil
+	return nil
 }
 
 // FinishAttempt records the outcome (AttemptSent or AttemptFailed) of a

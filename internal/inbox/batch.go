@@ -49,10 +49,15 @@ type Batch struct {
 	Sessions  []SessionRow // each replaces the stored row of its session
 	Entries   []EntryRow   // new Inbox entries; ID is ignored
 	Decisions []DecisionRow
+	// Attempts are continuations about to be typed, stored "sending" with
+	// the session state that issued them (SPEC §7). Commit sets each one's
+	// ID; an attempt begun before (also by an earlier run of the daemon)
+	// keeps ID 0 and must not be sent again.
+	Attempts []AttemptRow
 }
 
 func (b Batch) empty() bool {
-	return len(b.Positions)+len(b.Events)+len(b.Sessions)+len(b.Entries)+len(b.Decisions) == 0
+	return len(b.Positions)+len(b.Events)+len(b.Sessions)+len(b.Entries)+len(b.Decisions)+len(b.Attempts) == 0
 }
 
 // The statements Commit prepares once per batch.
@@ -73,7 +78,7 @@ const (
 )
 
 // Commit stores the whole batch in one transaction: offsets land together
-// with the events, states and entries they produced, or not at all.
+// with the events, states, entries and attempts they produced, or not at all.
 func (db *DB) Commit(ctx context.Context, b Batch) error {
 	if b.empty() {
 		return nil
@@ -103,6 +108,7 @@ func (db *DB) Commit(ctx context.Context, b Batch) error {
 						e.Class, e.Code, e.Attempts, e.Read}
 				})
 			},
+			func() error { return beginAttempts(ctx, tx, b.Attempts) },
 			func() error {
 				return each(ctx, tx, insertDecision, b.Decisions, func(d DecisionRow) []any {
 					return []any{d.Agent, d.Session, ms(d.Time), d.What}

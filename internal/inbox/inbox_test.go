@@ -143,8 +143,8 @@ func TestMigrateFromVersion1(t *testing.T) {
 	if err != nil || len(entries) != 1 || entries[0].ErrorText != "HTTP 500" {
 		t.Fatalf("entries after migration = %+v, %v", entries, err)
 	}
-	if _, err := db.BeginAttempt(ctx, AttemptRow{Agent: "codex", Session: "s", Episode: "e", Attempt: 1}); err != nil {
-		t.Fatalf("attempt ledger after migration: %v", err)
+	if id := begin(t, db, AttemptRow{Agent: "codex", Session: "s", Episode: "e", Attempt: 1}); id == 0 {
+		t.Fatal("attempt ledger after migration: the attempt was not begun")
 	}
 }
 
@@ -176,6 +176,7 @@ func fullBatch() Batch {
 			State: "retrying", Note: "attempt 1 of 3", Until: at(12), UpdatedAt: at(3), Machine: []byte(`{"attempt":1}`)}},
 		Entries:   []EntryRow{{Time: at(3), Agent: "claude", Project: "/p", Session: "s1", What: "gave up", ErrorText: "Overloaded", Class: "provider_error", Code: "529", Attempts: 3}},
 		Decisions: []DecisionRow{{Agent: "claude", Session: "s1", Time: at(3), What: "retry in 10s"}},
+		Attempts:  []AttemptRow{{Agent: "claude", Session: "s1", Episode: "ep1", Attempt: 1, Text: "continue", Started: at(3)}},
 	}
 }
 
@@ -214,8 +215,13 @@ func TestCommitRoundTrip(t *testing.T) {
 	if want := []EventRow{b.Events[1], b.Events[0]}; !reflect.DeepEqual(events, want) {
 		t.Errorf("Timeline events = %+v\nwant (in time order) %+v", events, want)
 	}
-	if !reflect.DeepEqual(decisions, b.Decisions) || len(attempts) != 0 {
-		t.Errorf("Timeline decisions = %+v, attempts = %+v", decisions, attempts)
+	if !reflect.DeepEqual(decisions, b.Decisions) {
+		t.Errorf("Timeline decisions = %+v", decisions)
+	}
+	want := b.Attempts[0]
+	want.Status = AttemptSending
+	if want.ID == 0 || len(attempts) != 1 || !reflect.DeepEqual(attempts[0], want) {
+		t.Errorf("Timeline attempts = %+v, want %+v", attempts, want)
 	}
 
 	// A later batch replaces the session row and the position.
@@ -237,7 +243,7 @@ func TestCommitRoundTrip(t *testing.T) {
 // assertEmpty fails t unless nothing of a batch was stored.
 func assertEmpty(t *testing.T, db *DB) {
 	t.Helper()
-	for _, table := range []string{"positions", "events", "sessions", "entries", "decisions"} {
+	for _, table := range []string{"positions", "events", "sessions", "entries", "decisions", "attempts"} {
 		var n int
 		if err := db.r.QueryRow("SELECT count(*) FROM " + table).Scan(&n); err != nil {
 			t.Fatal(err)
@@ -328,6 +334,17 @@ func TestEntries(t *testing.T) {
 	}
 }
 
+// begin stores a as "sending" in a batch, as the daemon does, and returns
+// its id: 0 when the attempt was begun before.
+func begin(t *testing.T, db *DB, a AttemptRow) int64 {
+	t.Helper()
+	b := Batch{Attempts: []AttemptRow{a}}
+	if err := db.Commit(ctx, b); err != nil {
+		t.Fatalf("begin attempt: %v", err)
+	}
+	return b.Attempts[0].ID
+}
+
 func TestAttemptLedger(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "nudge.db")
 	db, err := Open(path)
@@ -335,12 +352,12 @@ func TestAttemptLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := AttemptRow{Agent: "claude", Session: "s1", Episode: "ep1", Attempt: 1, Text: "continue", Started: at(10)}
-	id1, err := db.BeginAttempt(ctx, a)
-	if err != nil {
-		t.Fatal(err)
+	id1 := begin(t, db, a)
+	if id1 == 0 {
+		t.Fatal("the first attempt was not begun")
 	}
-	if _, err := db.BeginAttempt(ctx, a); !errors.Is(err, ErrAttemptExists) {
-		t.Fatalf("second BeginAttempt = %v, want ErrAttemptExists", err)
+	if id := begin(t, db, a); id != 0 {
+		t.Fatalf("the same attempt was begun twice (id %d)", id)
 	}
 	if err := db.FinishAttempt(ctx, id1, AttemptSent, "tmux", "%3", ""); err != nil {
 		t.Fatal(err)
@@ -357,17 +374,17 @@ func TestAttemptLedger(t *testing.T) {
 	// Same attempt number in a new episode is a new attempt; so is the
 	// same episode in another session.
 	a2 := AttemptRow{Agent: "claude", Session: "s1", Episode: "ep2", Attempt: 1, Text: "continue", Started: at(20)}
-	if _, err := db.BeginAttempt(ctx, a2); err != nil {
-		t.Fatal(err)
+	if begin(t, db, a2) == 0 {
+		t.Fatal("attempt 1 of a new episode was not begun")
 	}
-	if _, err := db.BeginAttempt(ctx, AttemptRow{Agent: "claude", Session: "s2", Episode: "ep1", Attempt: 1}); err != nil {
-		t.Fatal(err)
+	if begin(t, db, AttemptRow{Agent: "claude", Session: "s2", Episode: "ep1", Attempt: 1}) == 0 {
+		t.Fatal("the same episode in another session was not begun")
 	}
 	db.Close() // a crash after typing, before recording the outcome
 
 	db = open(t, path)
-	if _, err := db.BeginAttempt(ctx, a2); !errors.Is(err, ErrAttemptExists) {
-		t.Fatalf("BeginAttempt after restart = %v, want ErrAttemptExists", err)
+	if id := begin(t, db, a2); id != 0 {
+		t.Fatalf("an attempt begun before the restart was begun again (id %d)", id)
 	}
 	unfinished, err := db.Unfinished(ctx)
 	if err != nil || len(unfinished) != 2 || unfinished[0].Episode != "ep2" || unfinished[0].Status != AttemptSending || unfinished[1].Session != "s2" {

@@ -11,7 +11,9 @@ import (
 )
 
 // runProgram runs program with argv args (never a shell), env added to
-// nudge's own, stdin from text when it is not nil, and returns its output.
+// nudge's own, stdin from stdin when it is not nil, and returns its output.
+// The text to type always goes on stdin, so an error may name every
+// argument.
 func runProgram(ctx context.Context, env []string, stdin io.Reader, program string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, program, args...)
 	if len(env) > 0 {
@@ -22,22 +24,24 @@ func runProgram(ctx context.Context, env []string, stdin io.Reader, program stri
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		what := program
-		if len(args) > 0 {
-			what += " " + args[0]
-		}
+		what := strings.Join(append([]string{program}, args...), " ")
 		return "", fmt.Errorf("%s: %w: %s", what, err, strings.TrimSpace(stderr.String()))
 	}
 	return string(out), nil
 }
 
+// agentProcess reads the agent process of t, refusing a target with none.
+func agentProcess(ctx context.Context, t Target) (process, error) {
+	if t.PID <= 0 {
+		return process{}, refuse(ErrNotInTerminal, "no agent process known")
+	}
+	return readProcess(ctx, t.PID)
+}
+
 // agentOnTerminal reads the agent process of t and its terminal's device
 // path, refusing a target with no process or no terminal.
 func agentOnTerminal(ctx context.Context, t Target) (process, string, error) {
-	if t.PID <= 0 {
-		return process{}, "", refuse(ErrNotInTerminal, "no agent process known")
-	}
-	agent, err := readProcess(ctx, t.PID)
+	agent, err := agentProcess(ctx, t)
 	if err != nil {
 		return process{}, "", err
 	}
@@ -48,15 +52,26 @@ func agentOnTerminal(ctx context.Context, t Target) (process, string, error) {
 	return agent, tty, nil
 }
 
+// sameRun re-reads the agent process w was located for, refusing it when
+// the pid now names another run (another start time); place names w in
+// the refusal.
+func sameRun(ctx context.Context, w Where, place string) (process, error) {
+	agent, err := readProcess(ctx, w.PID)
+	if err != nil {
+		return process{}, err
+	}
+	if agent.started != w.Started {
+		return process{}, refuse(ErrOtherProcess, "%s now belongs to another process (pid %d was restarted)", place, w.PID)
+	}
+	return agent, nil
+}
+
 // sameAgent re-reads the agent process w was located for: it must be the
 // same run (start time) and still on the terminal at tty.
 func sameAgent(ctx context.Context, w Where, tty string) error {
-	agent, err := readProcess(ctx, w.PID)
+	agent, err := sameRun(ctx, w, w.String())
 	if err != nil {
 		return err
-	}
-	if agent.started != w.Started {
-		return refuse(ErrOtherProcess, "%s now belongs to another process (pid %d was restarted)", w, w.PID)
 	}
 	if same, err := onTTY(agent, tty); err != nil || !same {
 		return refuse(ErrOtherProcess, "%s now belongs to another process (pid %d is not on %s)", w, w.PID, tty)

@@ -34,6 +34,7 @@ func startIn(t *testing.T, dir string, files []*os.File, argv ...string) int {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	execed(cmd.Process.Pid)
 	return cmd.Process.Pid
 }
 

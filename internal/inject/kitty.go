@@ -60,10 +60,7 @@ type kittyProcess struct {
 // agent's KITTY_LISTEN_ON: the agent is a foreground process of the window
 // or descends from the window's process.
 func (x *Kitty) Locate(ctx context.Context, t Target) (Where, error) {
-	if t.PID <= 0 {
-		return Where{}, refuse(ErrNotInTerminal, "no agent process known")
-	}
-	agent, err := readProcess(ctx, t.PID)
+	agent, err := agentProcess(ctx, t)
 	if err != nil {
 		return Where{}, err
 	}
@@ -128,12 +125,11 @@ func (x *Kitty) verify(ctx context.Context, w Where) error {
 	if windows[i].PID != w.PanePID {
 		return refuse(ErrOtherProcess, "kitty window %s now belongs to another process (pid %d, was %d)", w.Pane, windows[i].PID, w.PanePID)
 	}
-	agent, err := readProcess(ctx, w.PID)
-	if err != nil {
+	if _, err := sameRun(ctx, w, "kitty window "+w.Pane); err != nil {
 		return err
 	}
-	if agent.started != w.Started || !holdsAgent(ctx, windows[i], w.PID) {
-		return refuse(ErrOtherProcess, "kitty window %s now belongs to another process (pid %d was restarted or left it)", w.Pane, w.PID)
+	if !holdsAgent(ctx, windows[i], w.PID) {
+		return refuse(ErrOtherProcess, "kitty window %s now belongs to another process (pid %d left it)", w.Pane, w.PID)
 	}
 	return nil
 }

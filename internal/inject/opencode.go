@@ -69,12 +69,8 @@ func (o *OpenCode) Locate(ctx context.Context, t Target) (Where, error) {
 // Send re-checks that the process is the same and the session idle with no
 // prompt open, then posts the text as a new prompt of the session.
 func (o *OpenCode) Send(ctx context.Context, w Where, text string) error {
-	p, err := readProcess(ctx, w.PID)
-	if err != nil {
+	if _, err := sameRun(ctx, w, "OpenCode session "+w.Pane); err != nil {
 		return err
-	}
-	if p.started != w.Started {
-		return refuse(ErrOtherProcess, "pid %d %s", w.PID, ErrOtherProcess)
 	}
 	var statuses map[string]struct {
 		Type string `json:"type"`

@@ -1,3 +1,5 @@
+//go:build linux
+
 package inject
 
 import (
@@ -125,6 +127,7 @@ func TestOpenCodeLocate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	execed(cmd.Process.Pid)
 	w, err := o.Locate(context.Background(), Target{Agent: "opencode", PID: cmd.Process.Pid, Session: "ses_a"})
 	if err != nil {
 		t.Fatal(err)

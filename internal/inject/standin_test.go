@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/creack/pty"
 )
@@ -112,7 +113,22 @@ func onTerminal(t *testing.T, env ...string) (int, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	execed(cmd.Process.Pid)
 	return cmd.Process.Pid, tty.Name()
+}
+
+// execed waits (up to 10 s) until the process pid, just started, shows its
+// command line and environment: exec.Cmd.Start returns once exec began, and
+// the kernel lays them out a moment later (until then /proc shows them
+// empty). Without /proc it returns at once.
+func execed(pid int) {
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		args, err1 := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		env, err2 := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err1 != nil || err2 != nil || len(args) > 0 && len(env) > 0 {
+			return
+		}
+	}
 }
 
 // argvIs fails unless got is want.

@@ -1,14 +1,12 @@
 package inject
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"os/exec"
 	"strconv"
 	"strings"
 )
@@ -47,10 +45,7 @@ type pane struct {
 // Either way the pane's terminal must be the agent's and the agent must be
 // the pane's process or descend from it.
 func (x *Tmux) Locate(ctx context.Context, t Target) (Where, error) {
-	if t.PID <= 0 {
-		return Where{}, refuse(ErrNotInTerminal, "no agent process known")
-	}
-	agent, err := readProcess(ctx, t.PID)
+	agent, err := agentProcess(ctx, t)
 	if err != nil {
 		return Where{}, err
 	}
@@ -134,12 +129,9 @@ func (x *Tmux) verify(ctx context.Context, w Where) error {
 	if p.pid != w.PanePID {
 		return refuse(ErrOtherProcess, "pane %s now belongs to another process (pid %d, was %d)", w.Pane, p.pid, w.PanePID)
 	}
-	agent, err := readProcess(ctx, w.PID)
+	agent, err := sameRun(ctx, w, "pane "+w.Pane)
 	if err != nil {
 		return err
-	}
-	if agent.started != w.Started {
-		return refuse(ErrOtherProcess, "pane %s now belongs to another process (pid %d was restarted)", w.Pane, w.PID)
 	}
 	if err := holds(ctx, p, agent); err != nil {
 		return err
@@ -196,15 +188,7 @@ func (x *Tmux) panes(ctx context.Context, socket string) ([]pane, error) {
 
 // run runs tmux against the server at socket with argv args (never a shell).
 func (x *Tmux) run(ctx context.Context, socket string, stdin io.Reader, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, x.program, append([]string{"-S", socket}, args...)...)
-	cmd.Stdin = stdin
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("tmux %s on %s: %w: %s", args[0], socket, err, strings.TrimSpace(stderr.String()))
-	}
-	return string(out), nil
+	return runProgram(ctx, nil, stdin, x.program, append([]string{"-S", socket}, args...)...)
 }
 
 // serverRunning reports whether a tmux server accepts connections on socket;

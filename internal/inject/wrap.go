@@ -36,10 +36,7 @@ const askTimeout = 2 * time.Second
 // command is the agent process, or an ancestor of it, or whose terminal is
 // the agent's.
 func (x *Wrap) Locate(ctx context.Context, t Target) (Where, error) {
-	if t.PID <= 0 {
-		return Where{}, refuse(ErrNotInTerminal, "no agent process known")
-	}
-	agent, err := readProcess(ctx, t.PID)
+	agent, err := agentProcess(ctx, t)
 	if err != nil {
 		return Where{}, err
 	}
@@ -89,12 +86,9 @@ func (x *Wrap) Send(ctx context.Context, w Where, text string) error {
 	if info.ChildPID != w.PanePID {
 		return refuse(ErrOtherProcess, "nudge wrap %s now belongs to another process (pid %d, was %d)", w.Server, info.ChildPID, w.PanePID)
 	}
-	agent, err := readProcess(ctx, w.PID)
+	agent, err := sameRun(ctx, w, "nudge wrap "+w.Server)
 	if err != nil {
 		return err
-	}
-	if agent.started != w.Started {
-		return refuse(ErrOtherProcess, "nudge wrap %s now belongs to another process (pid %d was restarted)", w.Server, w.PID)
 	}
 	if err := wraps(ctx, info, agent); err != nil {
 		return err

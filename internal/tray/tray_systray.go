@@ -64,6 +64,7 @@ type menuBar struct {
 
 func (v *menuBar) loop(ctx context.Context) {
 	defer systray.Quit()
+	defer func() { v.stopClicks() }() // the last menu's click loop; show started one
 	reassert := time.After(reassertAfter)
 	changed := v.spec.Changed()
 	var redraw, tick <-chan time.Time

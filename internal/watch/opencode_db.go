@@ -2,8 +2,6 @@ package watch
 
 import (
 	"context"
-	"errors"
-	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -48,21 +46,18 @@ func databaseStamp(p string, main os.FileInfo) (size int64, mtime time.Time) {
 	return size, mtime
 }
 
-// readDatabase emits the event rows written since t's position. One short
-// read per call: the connection is closed before it returns, so no read
-// transaction pins OpenCode's WAL (§2.1).
-func (w *Watcher) readDatabase(ctx context.Context, t *tail) {
-	fi, err := os.Stat(t.path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist), err == nil && !fi.Mode().IsRegular():
-		w.forget(ctx, t)
-		return
-	case err != nil:
-		w.problem(t.path, "cannot look at database", err)
-		return
-	}
+// readDatabase emits the event rows written since t's position; fi
+// describes the database file. One short read per call: the connection is
+// closed before it returns, so no read transaction pins OpenCode's WAL (§2.1).
+func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
 	dev, ino := fileKey(fi)
 	t.size, t.mtime = databaseStamp(t.path, fi)
+	if wal, err := opencode.InWAL(t.path); err != nil || !wal {
+		// Not readable yet without getting in OpenCode's way; its switch
+		// to WAL changes the file and brings it back here.
+		w.log.Debug("OpenCode database not in WAL mode yet; not reading it", "path", t.path, "err", err)
+		return
+	}
 	db, err := opencode.Open(t.path)
 	if err != nil {
 		w.problem(t.path, "cannot open database", err)
@@ -88,6 +83,7 @@ func (w *Watcher) readDatabase(ctx context.Context, t *tail) {
 	}
 	t.known, t.dev, t.ino = true, dev, ino
 	t.used = time.Now()
+	id := t.id()
 	skipped := int64(0)
 	for ctx.Err() == nil && t.lines.pos < last {
 		rows, err := opencode.Events(ctx, db, t.lines.pos, batchRecords)
@@ -105,7 +101,7 @@ func (w *Watcher) readDatabase(ctx context.Context, t *tail) {
 				continue
 			}
 			skipped = 0
-			w.emit(ctx, Record{Agent: t.agent, Path: t.path, File: t.id(), Offset: r.RowID, End: r.RowID, Line: r.Line})
+			w.emit(ctx, Record{Agent: t.agent, Path: t.path, File: id, Offset: r.RowID, End: r.RowID, Line: r.Line})
 		}
 		if len(rows) < batchRecords {
 			break
@@ -113,6 +109,6 @@ func (w *Watcher) readDatabase(ctx context.Context, t *tail) {
 	}
 	if skipped != 0 {
 		// Store the position past the skipped rows: an empty record.
-		w.emit(ctx, Record{Agent: t.agent, Path: t.path, File: t.id(), Offset: skipped, End: skipped, Line: []byte{}})
+		w.emit(ctx, Record{Agent: t.agent, Path: t.path, File: id, Offset: skipped, End: skipped, Line: []byte{}})
 	}
 }

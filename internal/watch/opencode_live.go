@@ -136,7 +136,7 @@ func (w *Watcher) followLive(ctx context.Context) {
 			}
 			followed[key], addrs[p.addr] = true, true
 			w.log.Info("following OpenCode event stream", "pid", p.pid, "addr", p.addr, "db", p.db)
-			go w.followStream(ctx, p)
+			w.streams.Go(func() { w.followStream(ctx, p) })
 		}
 		for k := range followed {
 			if !seen[k] {
@@ -311,7 +311,9 @@ func (w *Watcher) followStream(ctx context.Context, p liveProc) {
 		case <-time.After(liveReconnect):
 		}
 	}
-	w.log.Info("OpenCode process gone; its stream ends", "pid", p.pid, "addr", p.addr)
+	if ctx.Err() == nil {
+		w.log.Info("OpenCode process gone; its stream ends", "pid", p.pid, "addr", p.addr)
+	}
 }
 
 // liveFrame is the part of a /global/event frame the stream looks at:

@@ -15,33 +15,48 @@ import (
 // look.
 func (w *Watcher) visit(ctx context.Context, r *root, p string, set FileSet, force bool) {
 	t := w.tails[p]
-	if t == nil || !force {
-		fi, err := os.Stat(p)
-		switch {
-		case err != nil && !errors.Is(err, fs.ErrNotExist):
-			w.problem(p, "cannot look at file", err)
+	if t != nil && force {
+		t.seen = w.gen
+		w.read(ctx, t)
+		return
+	}
+	fi, ok := w.look(ctx, p, t)
+	if !ok {
+		return
+	}
+	if t == nil {
+		t = w.track(r, p, set)
+	} else {
+		dev, ino := fileKey(fi)
+		size, mtime := fi.Size(), fi.ModTime()
+		if t.database {
+			size, mtime = databaseStamp(p, fi)
+		}
+		if size == t.size && mtime.Equal(t.mtime) && dev == t.dev && ino == t.ino {
+			t.seen = w.gen
 			return
-		case err != nil || !fi.Mode().IsRegular():
-			if t != nil {
-				w.forget(ctx, t)
-			}
-			return
-		case t == nil:
-			t = w.track(r, p, set)
-		default:
-			dev, ino := fileKey(fi)
-			size, mtime := fi.Size(), fi.ModTime()
-			if t.database {
-				size, mtime = databaseStamp(p, fi)
-			}
-			if size == t.size && mtime.Equal(t.mtime) && dev == t.dev && ino == t.ino {
-				t.seen = w.gen
-				return
-			}
 		}
 	}
 	t.seen = w.gen
-	w.read(ctx, t)
+	w.readFile(ctx, t, fi)
+}
+
+// look stats the file at p. ok is false when it cannot be looked at (the
+// problem is logged) or is no regular file any more (t, if followed, is
+// forgotten).
+func (w *Watcher) look(ctx context.Context, p string, t *tail) (fi os.FileInfo, ok bool) {
+	fi, err := os.Stat(p)
+	switch {
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		w.problem(p, "cannot look at file", err)
+		return nil, false
+	case err != nil || !fi.Mode().IsRegular():
+		if t != nil {
+			w.forget(ctx, t)
+		}
+		return nil, false
+	}
+	return fi, true
 }
 
 // track starts following the file at p: from its stored position, from its
@@ -77,24 +92,25 @@ func (w *Watcher) forget(ctx context.Context, t *tail) {
 	}
 }
 
-// read brings t up to date with its file: it notices removal, replacement and
-// truncation, then emits what was added.
+// read brings t up to date with its file.
 func (w *Watcher) read(ctx context.Context, t *tail) {
+	if fi, ok := w.look(ctx, t.path, t); ok {
+		w.readFile(ctx, t, fi)
+	}
+}
+
+// readFile brings t up to date with its file, which fi describes: it
+// notices replacement and truncation, then emits what was added.
+func (w *Watcher) readFile(ctx context.Context, t *tail, fi os.FileInfo) {
 	if t.database {
-		w.readDatabase(ctx, t)
+		w.readDatabase(ctx, t, fi)
 		return
 	}
-	fi, err := os.Stat(t.path)
-	switch {
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		w.problem(t.path, "cannot look at file", err)
-		return
-	case err != nil || !fi.Mode().IsRegular():
-		w.forget(ctx, t)
-		return
-	}
+	var open os.FileInfo
 	if t.f != nil {
-		if open, err := t.f.Stat(); err != nil || !os.SameFile(fi, open) {
+		if o, err := t.f.Stat(); err == nil && os.SameFile(fi, o) {
+			open = o
+		} else {
 			w.close(t)
 		}
 	}
@@ -110,12 +126,11 @@ func (w *Watcher) read(ctx context.Context, t *tail) {
 		}
 		delete(w.problems, t.path)
 		w.hold(t, f)
-	}
-	open, err := t.f.Stat()
-	if err != nil {
-		w.problem(t.path, "cannot look at open file", err)
-		w.close(t)
-		return
+		if open, err = t.f.Stat(); err != nil {
+			w.problem(t.path, "cannot look at open file", err)
+			w.close(t)
+			return
+		}
 	}
 	dev, ino := fileKey(open)
 	size := open.Size()
@@ -173,6 +188,7 @@ func (w *Watcher) readLines(ctx context.Context, t *tail, size int64) {
 		return
 	}
 	w.br.Reset(io.NewSectionReader(t.f, t.lines.pos, size-t.lines.pos))
+	id := t.id()
 	for ctx.Err() == nil {
 		line, start, end, ok, err := t.lines.next(w.br)
 		if err != nil {
@@ -183,7 +199,7 @@ func (w *Watcher) readLines(ctx context.Context, t *tail, size int64) {
 		if !ok {
 			break
 		}
-		w.emit(ctx, Record{Agent: t.agent, Path: t.path, File: t.id(), Offset: start, End: end, Line: line})
+		w.emit(ctx, Record{Agent: t.agent, Path: t.path, File: id, Offset: start, End: end, Line: line})
 	}
 	t.used = time.Now()
 }

@@ -124,6 +124,9 @@ type Watcher struct {
 	syncs    []string
 	syncWake chan struct{}
 	live     liveState
+	// streams counts followLive and the stream goroutines it starts; Run
+	// returns once they have ended.
+	streams sync.WaitGroup
 
 	started  atomic.Bool
 	ready    atomic.Bool
@@ -292,7 +295,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 	w.initial = false
 	w.goneWhileAway(ctx)
 	w.ready.Store(true)
-	go w.followLive(ctx)
+	defer w.streams.Wait()
+	w.streams.Go(func() { w.followLive(ctx) })
 
 	var (
 		events   <-chan fsnotify.Event

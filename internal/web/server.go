@@ -86,17 +86,20 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		BaseContext:       func(net.Listener) context.Context { return ctx }, // ends the event streams on Stop
 		ErrorLog:          slog.NewLogLogger(o.Log.Handler(), slog.LevelWarn),
 	}
+	served := make(chan struct{})
 	go func() {
-		defer close(s.done)
+		defer close(served)
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			o.Log.Error("inbox window stopped", "err", err)
 		}
 	}()
 	go func() {
+		defer close(s.done)
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		_ = s.srv.Shutdown(sctx)
+		<-served
 	}()
 	o.Log.Info("inbox window listening", "url", s.url)
 	return s, nil

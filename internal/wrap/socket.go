@@ -52,6 +52,10 @@ type typeRequest struct {
 // maxText bounds a typed text.
 const maxText = 1 << 20
 
+// maxTypeBody bounds a type request: JSON may spell each byte of the text
+// in up to six ("\u001b").
+const maxTypeBody = 6*maxText + 1024
+
 // Dir is the folder of the wrappers' sockets in dataDir: user-only, one
 // socket per wrapper named after its pid.
 func Dir(dataDir string) string { return filepath.Join(dataDir, "wrap") }
@@ -183,8 +187,9 @@ type keyboard interface {
 }
 
 // serve answers requests on ln until the returned stop is called; stop
-// also removes the socket at path.
-func serve(ln net.Listener, path string, k keyboard) (stop func()) {
+// lets the requests in progress finish, then removes the socket at path. The server's own complaints go to log,
+// never to the person's terminal.
+func serve(ln net.Listener, path string, k keyboard, log *slog.Logger) (stop func()) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /who", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -192,7 +197,7 @@ func serve(ln net.Listener, path string, k keyboard) (stop func()) {
 	})
 	mux.HandleFunc("POST /type", func(w http.ResponseWriter, r *http.Request) {
 		var req typeRequest
-		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxText*2)).Decode(&req); err != nil {
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxTypeBody)).Decode(&req); err != nil {
 			http.Error(w, "bad type request: "+err.Error(), http.StatusBadRequest)
 			return
 		}
@@ -212,10 +217,14 @@ func serve(ln net.Listener, path string, k keyboard) (stop func()) {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		}
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go func() { _ = srv.Serve(ln) }()
 	return func() {
-		_ = srv.Close()
+		// Shutdown, not Close: a text typed just before the command exited
+		// still gets its answer, so it is not reported as undelivered.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
 		_ = os.Remove(path)
 	}
 }

@@ -115,7 +115,7 @@ func Run(opts Options) (int, error) {
 	} else if ln, err := listen(path, log); err != nil {
 		fmt.Fprintf(opts.Stderr, "nudge wrap: nudge cannot type into this session: %v\n", err)
 	} else {
-		defer serve(ln, path, s)()
+		defer serve(ln, path, s, log)()
 		log.Info("wrapping", "command", opts.Command, "pid", s.cmd.Process.Pid, "tty", s.tty, "socket", path)
 	}
 
