@@ -17,6 +17,7 @@ import (
 	"nudge/internal/config"
 	"nudge/internal/daemon"
 	"nudge/internal/inbox"
+	"nudge/internal/retry"
 	"nudge/internal/status"
 )
 
@@ -65,11 +66,15 @@ func currentStatus(ctx context.Context, cfg config.Config) (status.Status, error
 	if err != nil {
 		return st, err
 	}
+	now := time.Now()
 	for _, r := range rows {
+		if !daemon.Shown(retry.State(r.State), r.UpdatedAt, now) {
+			continue
+		}
 		s := status.Session{Agent: r.Agent, Session: r.Session, Project: r.Project, State: r.State, Note: r.Note, UpdatedAt: r.UpdatedAt}
 		if !r.Until.IsZero() {
 			u := r.Until.UTC()
-			if r.State == "usage_limit" {
+			if retry.State(r.State) == retry.UsageLimit {
 				s.ResetAt = &u
 			} else {
 				s.RetryAt = &u

@@ -26,7 +26,7 @@ func (d *Daemon) refreshView() {
 	now := d.now()
 	for _, s := range d.sessions {
 		state, until := s.machine.State()
-		if !shown(state, s.updated, now) {
+		if !Shown(state, s.updated, now) {
 			continue
 		}
 		ss := status.Session{
@@ -72,9 +72,9 @@ func (d *Daemon) Changed() <-chan struct{} {
 // to cover a working day, short enough that the menu lists what is live.
 const recentWindow = 24 * time.Hour
 
-// shown tells whether a session belongs in the views: it was active within
+// Shown tells whether a session belongs in the views: it was active within
 // recentWindow, or nudge is still acting on it.
-func shown(state retry.State, updated, now time.Time) bool {
+func Shown(state retry.State, updated, now time.Time) bool {
 	switch state {
 	case retry.Retrying, retry.WaitingBox, retry.UsageLimit, retry.NeedsSignIn:
 		return true
