@@ -3,7 +3,6 @@ package classify
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"path/filepath"
 	"strings"
 	"time"
@@ -229,12 +228,8 @@ func (t *claudeTranscript) Read(line []byte) []Event {
 		r.Timestamp = string(claudeTopLevelString(line, "timestamp"))
 		r.SessionID = string(claudeTopLevelString(line, "sessionId"))
 		r.RequestDigest = string(claudeTopLevelString(line, "requestDigest"))
-	} else if err := json.Unmarshal(line, &r); err != nil {
-		// A field of an unexpected type is skipped; the rest still counts.
-		var typeErr *json.UnmarshalTypeError
-		if !errors.As(err, &typeErr) {
-			return nil
-		}
+	} else if !decodeRecord(line, &r) {
+		return nil
 	}
 	if r.SessionID != "" {
 		t.session = r.SessionID

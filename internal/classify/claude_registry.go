@@ -2,8 +2,6 @@ package classify
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -50,11 +48,8 @@ func (g *claudeRegistry) Read(content []byte) []Event {
 		return g.removed()
 	}
 	var e claudeRegistryEntry
-	if err := json.Unmarshal(content, &e); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if !errors.As(err, &typeErr) {
-			return nil
-		}
+	if !decodeRecord(content, &e) {
+		return nil
 	}
 	if e.Status == "" && e.SessionID == "" {
 		return nil // not a snapshot of a session

@@ -3,7 +3,6 @@ package classify
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -143,12 +142,8 @@ func codexText(parts []codexPart) string {
 // Read classifies one rollout line.
 func (t *codexRollout) Read(line []byte) []Event {
 	var r codexRecord
-	if err := json.Unmarshal(line, &r); err != nil {
-		// A field of an unexpected type is skipped; the rest still counts.
-		var typeErr *json.UnmarshalTypeError
-		if !errors.As(err, &typeErr) {
-			return nil
-		}
+	if !decodeRecord(line, &r) {
+		return nil
 	}
 	if len(r.Ordinal) > 0 && string(r.Ordinal) != "null" {
 		t.modern = true

@@ -3,6 +3,7 @@ package classify
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -120,4 +121,13 @@ func eachRecord(r io.Reader, max int, record func([]byte), skipped func(int)) er
 			return err
 		}
 	}
+}
+
+// decodeRecord decodes one record into v, tolerating fields of an
+// unexpected type (they are skipped; the rest still counts). It reports
+// false for a record that is not JSON at all.
+func decodeRecord(data []byte, v any) bool {
+	err := json.Unmarshal(data, v)
+	var typeErr *json.UnmarshalTypeError
+	return err == nil || errors.As(err, &typeErr)
 }

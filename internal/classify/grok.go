@@ -3,7 +3,6 @@ package classify
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -86,7 +85,7 @@ func newGrokReader(path string) *grokReader {
 func (g *grokReader) Read(line []byte) []Event {
 	var r grokRecord
 	var in grokHookInput
-	if !grokDecode(line, &r) || !grokDecode(r.Input, &in) {
+	if !decodeRecord(line, &r) || !decodeRecord(r.Input, &in) {
 		return nil
 	}
 	if in.SessionID != "" {
@@ -132,14 +131,6 @@ func (g *grokReader) Read(line []byte) []Event {
 		return []Event{g.event(AgentActivity, ts)}
 	}
 	return nil
-}
-
-// grokDecode reads JSON into v; a field of an unexpected type is skipped
-// and the rest still counts.
-func grokDecode(data []byte, v any) bool {
-	err := json.Unmarshal(data, v)
-	var typeErr *json.UnmarshalTypeError
-	return err == nil || errors.As(err, &typeErr)
 }
 
 func (g *grokReader) event(k Kind, ts time.Time) Event {

@@ -3,7 +3,6 @@ package classify
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -154,12 +153,8 @@ func (w *kimiCodeWire) Read(line []byte) []Event {
 		return nil
 	}
 	var r kimiCodeRecord
-	if err := json.Unmarshal(line, &r); err != nil {
-		// A field of an unexpected type is skipped; the rest still counts.
-		var typeErr *json.UnmarshalTypeError
-		if !errors.As(err, &typeErr) {
-			return nil
-		}
+	if !decodeRecord(line, &r) {
+		return nil
 	}
 	if r.Kind == "event" {
 		// Mirror records disagree with the canonical ones on time, turn and

@@ -5,7 +5,6 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -150,11 +149,8 @@ func kimiLegacyText(raw json.RawMessage) string {
 // Read classifies one wire line.
 func (w *kimiLegacyWire) Read(line []byte) []Event {
 	var r kimiLegacyRecord
-	if err := json.Unmarshal(line, &r); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if !errors.As(err, &typeErr) {
-			return nil
-		}
+	if !decodeRecord(line, &r) {
+		return nil
 	}
 	var ts time.Time
 	if r.Timestamp > 0 && r.Timestamp < 1e11 {

@@ -3,7 +3,6 @@ package classify
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -176,12 +175,8 @@ func (m *museReader) Read(line []byte) []Event {
 		return nil
 	}
 	var f museFrame
-	if err := json.Unmarshal([]byte(l.Raw), &f); err != nil {
-		// A field of an unexpected type is skipped; the rest still counts.
-		var typeErr *json.UnmarshalTypeError
-		if !errors.As(err, &typeErr) {
-			return nil
-		}
+	if !decodeRecord([]byte(l.Raw), &f) {
+		return nil
 	}
 	if f.Method == "" {
 		// Responses: a JSON-RPC error is about a request, not a turn (A5).
