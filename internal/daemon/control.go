@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"nudge/internal/status"
+
+	"nudge/internal/usersock"
 )
 
 // ErrNotRunning means no daemon answers on the control socket.
@@ -31,15 +34,12 @@ type Control interface {
 }
 
 // serveControl answers the CLI on the control socket until ctx ends.
-func serveControl(ctx context.Context, path string, c Control) (func(), error) {
-	_ = os.Remove(path) // a stale socket from a crash; the instance lock proves nobody owns it
-	ln, err := net.Listen("unix", path)
+// A stale socket from a crash is replaced: the instance lock proves nobody
+// owns it.
+func serveControl(ctx context.Context, path string, c Control, log *slog.Logger) (func(), error) {
+	ln, err := usersock.Listen(path, log)
 	if err != nil {
-		return nil, fmt.Errorf("control socket %s: %w", path, err)
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("control socket %s: %w", path, err)
+		return nil, fmt.Errorf("control: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
@@ -84,14 +84,7 @@ type Client struct {
 
 // NewClient returns a client for the daemon whose data folder is dataDir.
 func NewClient(dataDir string) *Client {
-	sock := SocketPath(dataDir)
-	return &Client{http: &http.Client{
-		Timeout: 5 * time.Second,
-		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
-		}},
-	}}
+	return &Client{http: usersock.Client(SocketPath(dataDir), 5*time.Second)}
 }
 
 // Status asks the daemon for its status.

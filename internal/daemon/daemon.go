@@ -161,7 +161,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stopControl, err := serveControl(ctx, SocketPath(d.cfg.DataDir), d)
+	stopControl, err := serveControl(ctx, SocketPath(d.cfg.DataDir), d, d.log.With("stage", "control"))
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"nudge/internal/usersock"
 )
 
 // Reasons a wrapper does not take a request. Client errors wrap one of them.
@@ -136,48 +138,6 @@ func prepareDir(dataDir string, log *slog.Logger) error {
 	return nil
 }
 
-// listen opens the wrapper's user-only socket (mode 0600 in a 0700 folder)
-// and accepts only connections from this user.
-func listen(path string, log *slog.Logger) (net.Listener, error) {
-	_ = os.Remove(path) // a socket left by an earlier process with this pid
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		return nil, fmt.Errorf("wrapper socket %s: %w", path, err)
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("wrapper socket %s: %w", path, err)
-	}
-	return &sameUser{Listener: ln, uid: os.Getuid(), log: log}, nil
-}
-
-// sameUser drops every connection whose peer is another user.
-type sameUser struct {
-	net.Listener
-	uid int
-	log *slog.Logger
-}
-
-func (l *sameUser) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		uc, ok := c.(*net.UnixConn)
-		if !ok {
-			c.Close()
-			return nil, fmt.Errorf("wrapper socket: unexpected connection type %T", c)
-		}
-		uid, err := peerUID(uc)
-		if err == nil && uid == l.uid {
-			return c, nil
-		}
-		l.log.Warn("refused a connection from another user", "uid", uid, "err", err)
-		c.Close()
-	}
-}
-
 // keyboard is what the socket's handlers need of the running session.
 type keyboard interface {
 	info() Info
@@ -237,13 +197,7 @@ type Client struct {
 
 // NewClient returns a client for the wrapper listening on socket.
 func NewClient(socket string) *Client {
-	return &Client{socket: socket, http: &http.Client{
-		Timeout: 5 * time.Second,
-		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", socket)
-		}},
-	}}
+	return &Client{socket: socket, http: usersock.Client(socket, 5*time.Second)}
 }
 
 // Who asks the wrapper what it runs.

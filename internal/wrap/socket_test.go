@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"nudge/internal/usersock"
 )
 
 // typed records what the socket asks to type.
@@ -23,7 +25,7 @@ func (k *typed) typeText(_ int, text string) error {
 func TestTypeTakesTheLongestEscapedText(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "w.sock")
 	log := slog.New(slog.DiscardHandler)
-	ln, err := listen(path, log)
+	ln, err := usersock.Listen(path, log)
 	if err != nil {
 		t.Fatal(err)
 	}

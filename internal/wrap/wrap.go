@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"nudge/internal/usersock"
 )
 
 // Options says what to run and where.
@@ -112,7 +114,7 @@ func Run(opts Options) (int, error) {
 	path := SocketPath(opts.DataDir, os.Getpid())
 	if err := prepareDir(opts.DataDir, log); err != nil {
 		fmt.Fprintf(opts.Stderr, "nudge wrap: nudge cannot type into this session: %v\n", err)
-	} else if ln, err := listen(path, log); err != nil {
+	} else if ln, err := usersock.Listen(path, log); err != nil {
 		fmt.Fprintf(opts.Stderr, "nudge wrap: nudge cannot type into this session: %v\n", err)
 	} else {
 		defer serve(ln, path, s, log)()

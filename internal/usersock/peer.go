@@ -1,4 +1,4 @@
-package wrap
+package usersock
 
 import "net"
 

@@ -1,0 +1,68 @@
+// Package usersock serves and reaches HTTP over Unix sockets that only this
+// user can use: the daemon's control socket and each `nudge wrap`'s socket.
+package usersock
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+)
+
+// Listen opens a socket at path, mode 0600 (its folder should be 0700), that
+// accepts only connections from this user: a peer of another uid is dropped
+// and logged. A socket file left at path by a process that is gone is
+// replaced: the caller holds whatever proves nobody else owns the path.
+func Listen(path string, log *slog.Logger) (net.Listener, error) {
+	_ = os.Remove(path)
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("socket %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("socket %s: %w", path, err)
+	}
+	return &sameUser{Listener: ln, uid: os.Getuid(), log: log}, nil
+}
+
+// sameUser drops every connection whose peer is another user.
+type sameUser struct {
+	net.Listener
+	uid int
+	log *slog.Logger
+}
+
+func (l *sameUser) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		uc, ok := c.(*net.UnixConn)
+		if !ok {
+			c.Close()
+			return nil, fmt.Errorf("socket: unexpected connection type %T", c)
+		}
+		uid, err := peerUID(uc)
+		if err == nil && uid == l.uid {
+			return c, nil
+		}
+		l.log.Warn("refused a connection from another user", "uid", uid, "err", err)
+		c.Close()
+	}
+}
+
+// Client is an HTTP client whose every request goes to the socket at path.
+func Client(path string, timeout time.Duration) *http.Client {
+	return &http.Client{
+		Timeout: timeout,
+		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		}},
+	}
+}
