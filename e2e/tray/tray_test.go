@@ -41,6 +41,7 @@ type world struct {
 	data    string
 	busAddr string
 	env     []string
+	opened  string // where the stand-in browser opener records its arguments
 }
 
 func newWorld(t *testing.T, busAddr string) *world {
@@ -50,7 +51,19 @@ func newWorld(t *testing.T, busAddr string) *world {
 	if err := os.MkdirAll(w.home, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	w.env = []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "NUDGE_DATA_DIR=" + w.data,
+	// A stand-in browser opener that records what it was asked to open.
+	bin := filepath.Join(dir, "bin")
+	w.opened = filepath.Join(dir, "opened")
+	if err := os.MkdirAll(bin, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	opener := "#!/bin/sh\nprintf '%s\\n' \"$@\" >> " + w.opened + "\n"
+	for _, name := range []string{"xdg-open", "open"} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(opener), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.env = []string{"HOME=" + w.home, "PATH=" + bin + ":" + os.Getenv("PATH"), "NUDGE_DATA_DIR=" + w.data,
 		"XDG_CONFIG_HOME=" + filepath.Join(w.home, ".config"), "XDG_RUNTIME_DIR=" + dir}
 	if busAddr != "" {
 		w.env = append(w.env, "DBUS_SESSION_BUS_ADDRESS="+busAddr)
@@ -206,6 +219,25 @@ func TestTrayShowsSessionsAndInbox(t *testing.T) {
 		return strings.Contains(s, "project (claude): needs sign-in") && strings.Contains(s, "Open Inbox… (1 unread)")
 	})
 	eventually(t, "tooltip needs attention", func() bool { return strings.Contains(item.tooltip(), "needs attention") })
+
+	// "Open Inbox…" opens the Inbox window through the user-only launcher
+	// page: the browser opener (a stand-in on PATH) is handed its path, never
+	// the secret.
+	open := item.layout(t).find(t, "Open Inbox… (1 unread)")
+	item.click(t, open.id)
+	var opened string
+	eventually(t, "the browser opener is started", func() bool {
+		b, err := os.ReadFile(w.opened)
+		opened = strings.TrimSpace(string(b))
+		return err == nil && opened != ""
+	})
+	if opened != filepath.Join(w.data, "inbox.html") {
+		t.Errorf("opener got %q, want the launcher page %s", opened, filepath.Join(w.data, "inbox.html"))
+	}
+	secret, err := os.ReadFile(filepath.Join(w.data, "web.secret"))
+	if err != nil || strings.Contains(opened, strings.TrimSpace(string(secret))) {
+		t.Errorf("the secret must not be on the opener's command line (%v)", err)
+	}
 }
 
 // TestTrayHeadlessWithoutSessionBus: with no session bus the daemon runs
