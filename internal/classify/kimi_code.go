@@ -203,6 +203,9 @@ func (w *kimiCodeWire) Read(line []byte) []Event {
 			return []Event{w.event(AgentActivity, ts)}
 		}
 		delete(w.boxes, r.ID)
+		if len(w.boxes) > 0 {
+			return nil // another box is still open: the agent still waits
+		}
 		e := w.event(BoxClosed, ts)
 		e.Box = r.ID
 		return []Event{e}

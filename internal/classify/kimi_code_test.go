@@ -287,6 +287,13 @@ func TestKimiCodeEvents(t *testing.T) {
 		// A box never outlives its turn.
 		claudeSameKinds(t, kimiCodeFeed(kcPrompt, kcBox, kcDone), UserMessage, TurnStarted, BoxOpened, BoxClosed, TurnDone)
 	})
+	t.Run("a second open box keeps the agent waiting", func(t *testing.T) {
+		box2 := strings.ReplaceAll(kcBox, "approval_1", "approval_2")
+		box2Done := strings.ReplaceAll(kcBoxDone, "approval_1", "approval_2")
+		// Answering one of two boxes closes nothing: the agent still waits.
+		claudeSameKinds(t, kimiCodeFeed(kcPrompt, kcBox, box2, kcBoxDone), UserMessage, TurnStarted, BoxOpened, BoxOpened)
+		claudeSameKinds(t, kimiCodeFeed(kcPrompt, kcBox, box2, kcBoxDone, box2Done), UserMessage, TurnStarted, BoxOpened, BoxOpened, BoxClosed)
+	})
 	t.Run("steer is the person", func(t *testing.T) {
 		steered := `{"type":"prompt.steered","agentId":"main","activePromptId":"p0","messageId":"m1","content":[{"type":"text","text":"also this"}],"time":1796029573744}`
 		steer := `{"type":"turn.steer","agentId":"main","input":[{"type":"text","text":"also this"}],"origin":{"kind":"user","inTurn":true},"messageId":"m1","turnId":0,"time":1796029626395}`

@@ -221,6 +221,9 @@ func (w *kimiLegacyWire) closeBox(id string, ts time.Time) []Event {
 		return []Event{w.event(AgentActivity, ts)}
 	}
 	delete(w.boxes, id)
+	if len(w.boxes) > 0 {
+		return nil // another box is still open: the agent still waits
+	}
 	e := w.event(BoxClosed, ts)
 	e.Box = id
 	return []Event{e}

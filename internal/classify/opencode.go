@@ -276,6 +276,9 @@ func (r *openCodeReader) Read(record []byte) []Event {
 			return nil
 		}
 		delete(s.boxes, id)
+		if len(s.boxes) > 0 {
+			return nil // another box is still open: the agent still waits
+		}
 		e := ev(BoxClosed, at)
 		e.Box = strings.SplitN(l.Type, ".", 2)[0]
 		return []Event{e}
