@@ -139,6 +139,10 @@ func openCodeTransient(text string) bool {
 	return false
 }
 
+// maxRetryAfter bounds a provider's retry-after: no quota window is longer
+// than a year, and a larger header is noise, not a reset time to show.
+const maxRetryAfter = 366 * 24 * time.Hour
+
 // openCodeRetryAfter is the reset time a quota answer names: retry-after-ms
 // or retry-after, relative to its date header (§6.3); zero when absent.
 func openCodeRetryAfter(h map[string]string) time.Time {
@@ -154,12 +158,20 @@ func openCodeRetryAfter(h map[string]string) time.Time {
 	if err != nil {
 		return time.Time{}
 	}
+	// after is date plus n units, or zero when that is not a believable wait
+	// (it would also overflow a time.Duration).
+	after := func(n float64, unit time.Duration) time.Time {
+		if n*float64(unit) > float64(maxRetryAfter) {
+			return time.Time{}
+		}
+		return date.Add(time.Duration(n * float64(unit))).UTC()
+	}
 	if ms, err := strconv.ParseFloat(get("retry-after-ms"), 64); err == nil && ms > 0 {
-		return date.Add(time.Duration(ms * float64(time.Millisecond))).UTC()
+		return after(ms, time.Millisecond)
 	}
 	v := get("retry-after")
 	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
-		return date.Add(time.Duration(s * float64(time.Second))).UTC()
+		return after(s, time.Second)
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		return t.UTC()

@@ -289,3 +289,25 @@ func TestOpenCodeLiveSnapshot(t *testing.T) {
 		t.Errorf("a far retry in the snapshot: %+v, want usage_limited until %v", events, next)
 	}
 }
+
+// A provider's retry-after gives OpenCode's return time; an absurd one gives
+// none rather than a wrapped-around or far-future time.
+func TestOpenCodeRetryAfter(t *testing.T) {
+	date := "Mon, 30 Nov 2026 09:00:00 GMT"
+	base := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		h    map[string]string
+		want time.Time
+	}{
+		{map[string]string{"Date": date, "retry-after-ms": "1500"}, base.Add(1500 * time.Millisecond)},
+		{map[string]string{"date": date, "Retry-After": "120"}, base.Add(2 * time.Minute)},
+		{map[string]string{"date": date, "retry-after": "Mon, 30 Nov 2026 14:00:00 GMT"}, base.Add(5 * time.Hour)},
+		{map[string]string{"date": date, "retry-after": "1e300"}, time.Time{}},
+		{map[string]string{"date": date, "retry-after-ms": "9.3e18"}, time.Time{}},
+		{map[string]string{"retry-after": "120"}, time.Time{}},
+	} {
+		if got := openCodeRetryAfter(tc.h); !got.Equal(tc.want) {
+			t.Errorf("openCodeRetryAfter(%v) = %v, want %v", tc.h, got, tc.want)
+		}
+	}
+}
