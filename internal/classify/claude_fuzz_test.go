@@ -1,9 +1,6 @@
 package classify
 
 import (
-	"bufio"
-	"bytes"
-	"os"
 	"path/filepath"
 	"testing"
 )
@@ -16,21 +13,7 @@ func claudeSampleLines(t testing.TB, maxLen int) [][]byte {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no Claude samples: %v", err)
 	}
-	var lines [][]byte
-	for _, name := range files {
-		data, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(nil, MaxRecordBytes)
-		for sc.Scan() {
-			if len(sc.Bytes()) <= maxLen {
-				lines = append(lines, bytes.Clone(sc.Bytes()))
-			}
-		}
-	}
-	return lines
+	return fuzzSeedLines(t, maxLen, files...)
 }
 
 // FuzzClaudeTranscript feeds two records to a fresh transcript reader: no
