@@ -35,6 +35,10 @@ const (
 	metaPaused      = "settings.paused"
 )
 
+// statsEvery is how often the view's file counts are refreshed once the
+// first scan is done (before, every 200 ms, to report readiness promptly).
+const statsEvery = 2 * time.Second
+
 // syncTimeout bounds how long a due retry waits for its transcript to be
 // re-read before the machine decides on what it already knows; it is kept
 // as the session's wake while the re-read is under way.
@@ -242,6 +246,9 @@ func (d *Daemon) loop(ctx context.Context) error {
 		case <-readyTick.C:
 			if !ready && d.watcher.Ready() {
 				ready = true
+				// Sessions refresh the view when they change; the tick only
+				// keeps the file counts current from now on.
+				readyTick.Reset(statsEvery)
 				if err := d.db.SetMeta(ctx, metaInitialized, d.now().UTC().Format(time.RFC3339)); err != nil {
 					d.log.Error("store first-scan marker", "err", err)
 				}
