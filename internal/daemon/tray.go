@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"fmt"
 
 	"nudge/internal/inbox"
 )
@@ -28,9 +27,9 @@ func (d *Daemon) Unread(ctx context.Context) (int, <-chan struct{}, error) {
 		return 0, nil, ErrNotRunning
 	}
 	changed := db.Changed()
-	entries, err := db.Entries(ctx, true)
+	n, err := db.Unread(ctx)
 	if err != nil {
-		return 0, nil, fmt.Errorf("count unread entries: %w", err)
+		return 0, nil, err
 	}
-	return len(entries), changed, nil
+	return n, changed, nil
 }

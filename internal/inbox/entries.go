@@ -42,6 +42,15 @@ func (db *DB) Entries(ctx context.Context, unreadOnly bool) ([]EntryRow, error) 
 	return out, nil
 }
 
+// Unread counts the unread entries.
+func (db *DB) Unread(ctx context.Context) (int, error) {
+	var n int
+	if err := db.r.QueryRowContext(ctx, "SELECT count(*) FROM entries WHERE read = 0").Scan(&n); err != nil {
+		return 0, fmt.Errorf("inbox: count unread entries: %w", err)
+	}
+	return n, nil
+}
+
 // MarkRead marks one entry read; an unknown id is ErrNotFound.
 func (db *DB) MarkRead(ctx context.Context, id int64) error {
 	res, err := db.w.ExecContext(ctx, "UPDATE entries SET read = 1 WHERE id = ?", id)

@@ -317,6 +317,9 @@ func TestEntries(t *testing.T) {
 	if got := what(true); !reflect.DeepEqual(got, []string{"first"}) {
 		t.Errorf("unread after MarkRead = %v", got)
 	}
+	if n, err := db.Unread(ctx); err != nil || n != 1 {
+		t.Errorf("Unread = %d, %v; want 1", n, err)
+	}
 	if err := db.MarkRead(ctx, 999); !errors.Is(err, ErrNotFound) {
 		t.Errorf("MarkRead(999) = %v, want ErrNotFound", err)
 	}
@@ -325,6 +328,9 @@ func TestEntries(t *testing.T) {
 	}
 	if got := what(true); len(got) != 0 {
 		t.Errorf("unread after MarkAllRead = %v", got)
+	}
+	if n, err := db.Unread(ctx); err != nil || n != 0 {
+		t.Errorf("Unread after MarkAllRead = %d, %v; want 0", n, err)
 	}
 	if err := db.Clear(ctx); err != nil {
 		t.Fatal(err)
