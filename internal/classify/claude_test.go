@@ -10,7 +10,7 @@ import (
 )
 
 // claudeSamples is the folder of real Claude Code files (formats/samples/claude).
-var claudeSamples = filepath.Join("..", "..", "..", "shared", "formats", "samples", "claude")
+var claudeSamples = filepath.Join("testdata", "samples", "claude")
 
 func claudeAgent(t testing.TB) Agent {
 	t.Helper()

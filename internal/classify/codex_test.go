@@ -10,7 +10,7 @@ import (
 )
 
 // codexSamples is the folder of real Codex CLI rollouts (formats/samples/codex).
-var codexSamples = filepath.Join("..", "..", "..", "shared", "formats", "samples", "codex")
+var codexSamples = filepath.Join("testdata", "samples", "codex")
 
 func codexAgent(t testing.TB) Agent {
 	t.Helper()

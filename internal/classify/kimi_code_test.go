@@ -9,7 +9,7 @@ import (
 )
 
 // kimiSamples is the folder of real Kimi Code 2.1.0 homes (formats/samples/kimi).
-var kimiSamples = filepath.Join("..", "..", "..", "shared", "formats", "samples", "kimi")
+var kimiSamples = filepath.Join("testdata", "samples", "kimi")
 
 func kimiAgent(t testing.TB, name string) Agent {
 	t.Helper()

@@ -10,7 +10,7 @@ import (
 )
 
 // kimiLegacySamples is the folder of legacy kimi-cli sessions (formats/samples/kimi-legacy).
-var kimiLegacySamples = filepath.Join("..", "..", "..", "shared", "formats", "samples", "kimi-legacy")
+var kimiLegacySamples = filepath.Join("testdata", "samples", "kimi-legacy")
 
 // kimiUTCLog makes log times read as UTC for the test: the constructed
 // sample writes UTC where the CLI writes local time (SOURCES.txt).

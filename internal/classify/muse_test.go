@@ -10,7 +10,7 @@ import (
 )
 
 // museSamples is the folder of MSP frame logs (formats/samples/muse).
-var museSamples = filepath.Join("..", "..", "..", "shared", "formats", "samples", "muse")
+var museSamples = filepath.Join("testdata", "samples", "muse")
 
 func museAgent(t testing.TB) Agent {
 	t.Helper()

@@ -14,6 +14,7 @@ import (
 	"nudge/internal/config"
 	"nudge/internal/inbox"
 	"nudge/internal/retry"
+	"nudge/internal/samples"
 	"nudge/internal/watch"
 )
 
@@ -123,7 +124,7 @@ func TestRecentTurnIsNotChecked(t *testing.T) {
 // A Codex 0.98 rollout writes no turn end: its dead turn is judged once the
 // file has been quiet (classify.Settler), from the daemon's tick.
 func TestQuietLegacyRolloutIsSettled(t *testing.T) {
-	sample := "../../../shared/formats/samples/codex/old-0.98.0-api500.jsonl"
+	sample := samples.Dir("codex", "old-0.98.0-api500.jsonl")
 	data, err := os.ReadFile(sample)
 	if err != nil {
 		t.Fatalf("sample: %v", err)

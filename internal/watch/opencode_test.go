@@ -11,18 +11,17 @@ import (
 	"strings"
 	"testing"
 
+	"nudge/internal/samples"
 	"nudge/internal/watch/opencode"
 )
-
-const openCodeSamples = "../../../shared/formats/samples/opencode"
 
 // openCodeRoot copies a sample database into a fresh data folder and
 // returns the OpenCode root (…/opencode) and the database path.
 func openCodeRoot(t *testing.T, sample string) (string, string) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(openCodeSamples, sample+".opencode.db"))
+	data, err := os.ReadFile(samples.Dir("opencode", sample+".opencode.db"))
 	if err != nil {
-		t.Skipf("sample %s: %v", sample, err)
+		t.Fatalf("sample %s: %v", sample, err)
 	}
 	root := filepath.Join(t.TempDir(), "data", "opencode")
 	mkdir(t, root)
