@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"nudge/internal/version"
 )
 
 // Exit statuses (SPEC §8).
@@ -46,9 +48,11 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		// An unknown command is bad usage (exit 2), like an unknown flag.
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Args:    args(cobra.NoArgs),
+		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Version: version.String(),
 	}
+	root.SetVersionTemplate("nudge {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentFlags().String("config", "", "config file (default: $NUDGE_CONFIG or the platform config folder)")
 	root.AddCommand(

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"nudge/internal/autostart"
 	"nudge/internal/config"
 	"nudge/internal/daemon"
 	"nudge/internal/tray"
@@ -28,26 +30,40 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			log, closeLog, err := openLog(cfg)
+			logs, err := openLog(cfg)
 			if err != nil {
 				return err
 			}
-			defer closeLog()
+			defer logs.close()
+			service, _ := cmd.Flags().GetBool(autostart.ServiceFlag)
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			d, err := daemon.New(cfg, log)
-			if err != nil {
-				return err
+			d, err := daemon.New(cfg, logs.log)
+			switch headless, _ := cmd.Flags().GetBool("headless"); {
+			case err != nil:
+			case headless:
+				logs.log.Info("tray: off (--headless)")
+				err = d.Run(ctx)
+			default:
+				err = runWithTray(ctx, cfg, d, logs.log)
 			}
-			headless, _ := cmd.Flags().GetBool("headless")
-			if headless {
-				log.Info("tray: off (--headless)")
-				return runDaemon(ctx, d, log)
+			if err != nil && !errors.Is(err, daemon.ErrAlreadyRunning) {
+				// Into the file only: main prints it once on stderr. A
+				// refused second daemon writes nothing into the log of
+				// the one that runs.
+				logs.file.Error("daemon stopped", "err", err)
 			}
-			return runWithTray(ctx, cfg, d, log)
+			if service && errors.Is(err, daemon.ErrAlreadyRunning) {
+				// Started at login while a nudge runs already: not a
+				// failure, so the service manager does not restart it.
+				fmt.Fprintf(cmd.ErrOrStderr(), "nudge: %v; this one exits\n", err)
+				return nil
+			}
+			return err
 		},
 	}
 	cmd.Flags().Bool("headless", false, "run without the menu-bar icon")
+	cmd.Flags().Bool(autostart.ServiceFlag, false, "started by the login service: exit 0 when nudge is already running")
 	cmd.Flags().String("web-addr", "", "address of the Inbox window (overrides web.addr)")
 	cmd.Flags().String("log-level", "", "debug, info, warn or error (overrides log.level)")
 	cmd.Flags().String("log-file", "", "log file (overrides log.file)")
@@ -63,7 +79,7 @@ func runWithTray(ctx context.Context, cfg config.Config, d *daemon.Daemon, log *
 	defer stopTray()
 	done := make(chan error, 1)
 	go func() {
-		done <- runDaemon(ctx, d, log)
+		done <- d.Run(ctx)
 		stopTray()
 	}()
 	err := tray.Run(trayCtx, tray.Spec{
@@ -86,34 +102,37 @@ func runWithTray(ctx context.Context, cfg config.Config, d *daemon.Daemon, log *
 	return <-done
 }
 
-func runDaemon(ctx context.Context, d *daemon.Daemon, log *slog.Logger) error {
-	if err := d.Run(ctx); err != nil {
-		log.Error("daemon stopped", "err", err)
-		return err
-	}
-	return nil
-}
-
 func loadConfig(cmd *cobra.Command) (config.Config, error) {
 	file, _ := cmd.Flags().GetString("config")
 	return config.Load(file, cmd.Flags())
 }
 
-// openLog logs to the platform's log file and to stderr.
-func openLog(cfg config.Config) (*slog.Logger, func(), error) {
+// daemonLogs are the daemon's loggers: log writes to the platform's log
+// file and to stderr, file to the file only. Every line names the pid, so
+// the lines of two processes sharing the file can be told apart.
+type daemonLogs struct {
+	log, file *slog.Logger
+	close     func()
+}
+
+func openLog(cfg config.Config) (daemonLogs, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(strings.ToUpper(cfg.Log.Level))); err != nil {
-		return nil, nil, usageError{fmt.Errorf("log.level %q: %w", cfg.Log.Level, err)}
+		return daemonLogs{}, usageError{fmt.Errorf("log.level %q: %w", cfg.Log.Level, err)}
 	}
 	path := cfg.LogFile()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, nil, fmt.Errorf("log folder: %w", err)
+		return daemonLogs{}, fmt.Errorf("log folder: %w", err)
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, nil, fmt.Errorf("log file: %w", err)
+		return daemonLogs{}, fmt.Errorf("log file: %w", err)
 	}
 	opts := &slog.HandlerOptions{Level: level}
-	log := slog.New(slog.NewMultiHandler(slog.NewJSONHandler(f, opts), slog.NewTextHandler(os.Stderr, opts)))
-	return log, func() { f.Close() }, nil
+	file := slog.NewJSONHandler(f, opts).WithAttrs([]slog.Attr{slog.Int("pid", os.Getpid())})
+	return daemonLogs{
+		log:   slog.New(slog.NewMultiHandler(file, slog.NewTextHandler(os.Stderr, opts))),
+		file:  slog.New(file),
+		close: func() { f.Close() },
+	}, nil
 }

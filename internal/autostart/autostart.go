@@ -7,53 +7,110 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 )
 
-// Label names the LaunchAgent and the systemd unit.
-const Label = "nudge"
+// Label names the systemd unit; BundleID names the LaunchAgent and the app
+// bundle (docs/platform.md §2), so macOS shows one program in Login Items
+// and in Notification Center.
+const (
+	Label    = "nudge"
+	BundleID = "dev.nudge.nudge"
+)
+
+// ServiceFlag is the `nudge run` flag the login service starts nudge with:
+// a daemon that finds another one running exits 0, so the service manager
+// does not restart it in a loop.
+const ServiceFlag = "service"
+
+// Settings are what the installed service runs with: the settings in use
+// when `nudge install` ran.
+type Settings struct {
+	Exe    string   // the absolute path of nudge
+	Config string   // the config file given with --config, absolute ("" = none)
+	Env    []string // NUDGE_* variables, KEY=value
+}
 
 // Plan is what installing does on this machine.
 type Plan struct {
-	File    string     // the LaunchAgent plist or systemd unit
-	Content []byte     // what the file holds
-	Enable  [][]string // commands that start it now and at every login
-	Disable [][]string // commands that stop it and remove it from login
+	File    string // the LaunchAgent plist or systemd unit
+	Content []byte // what the file holds
+	// Links are files the service manager makes when enabling, removed by
+	// Uninstall when the manager cannot remove them itself.
+	Links []string
+	// Reach succeeds when the service manager of this login answers.
+	Reach []string
+	// Enable makes the file start nudge at every login; Start starts it
+	// now (after a change: again); Active tells whether it runs now.
+	Enable [][]string
+	Start  [][]string
+	Active []string
+	// Disable stops it and removes it from login.
+	Disable [][]string
+	// NoManager says what to do when Reach fails.
+	NoManager string
 }
 
-// For returns the plan for running exe (an absolute path) at login, for the
-// user whose home is home and whose uid is uid.
-func For(goos, exe, home string, uid int) (Plan, error) {
-	if !filepath.IsAbs(exe) {
-		return Plan{}, fmt.Errorf("autostart: %q is not an absolute path", exe)
+// For returns the plan for running s at login, for the user whose home is
+// home and whose uid is uid.
+func For(goos string, s Settings, home string, uid int) (Plan, error) {
+	if !filepath.IsAbs(s.Exe) {
+		return Plan{}, fmt.Errorf("autostart: %q is not an absolute path", s.Exe)
+	}
+	if s.Config != "" && !filepath.IsAbs(s.Config) {
+		return Plan{}, fmt.Errorf("autostart: config file %q is not an absolute path", s.Config)
+	}
+	for _, kv := range s.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || !strings.HasPrefix(k, "NUDGE_") {
+			return Plan{}, fmt.Errorf("autostart: %q is not a NUDGE_ variable", kv)
+		}
+	}
+	argv := []string{s.Exe, "run", "--" + ServiceFlag}
+	if s.Config != "" {
+		argv = append(argv, "--config", s.Config)
 	}
 	switch goos {
 	case "darwin":
-		file := filepath.Join(home, "Library", "LaunchAgents", "dev.nudge."+Label+".plist")
-		target := fmt.Sprintf("gui/%d", uid)
+		file := filepath.Join(home, "Library", "LaunchAgents", BundleID+".plist")
+		domain := fmt.Sprintf("gui/%d", uid)
+		logs := filepath.Join(home, "Library", "Logs", "nudge")
 		return Plan{
 			File:    file,
-			Content: launchAgent("dev.nudge."+Label, exe),
-			Enable:  [][]string{{"launchctl", "bootstrap", target, file}},
-			Disable: [][]string{{"launchctl", "bootout", target + "/dev.nudge." + Label}},
+			Content: launchAgent(argv, s.Env, logs),
+			Reach:   []string{"launchctl", "print", domain},
+			// A plist in ~/Library/LaunchAgents is loaded at every login.
+			Start:     [][]string{{"launchctl", "bootout", domain + "/" + BundleID}, {"launchctl", "bootstrap", domain, file}},
+			Active:    []string{"launchctl", "print", domain + "/" + BundleID},
+			Disable:   [][]string{{"launchctl", "bootout", domain + "/" + BundleID}},
+			NoManager: "launchd does not answer for this login (is this a GUI login?)",
 		}, nil
 	case "linux":
+		dir := filepath.Join(configHome(home), "systemd", "user")
+		unit := Label + ".service"
 		return Plan{
-			File:    filepath.Join(configHome(home), "systemd", "user", Label+".service"),
-			Content: systemdUnit(exe),
-			Enable:  [][]string{{"systemctl", "--user", "daemon-reload"}, {"systemctl", "--user", "enable", "--now", Label + ".service"}},
-			Disable: [][]string{{"systemctl", "--user", "disable", "--now", Label + ".service"}},
+			File:      filepath.Join(dir, unit),
+			Content:   systemdUnit(argv, s.Env),
+			Links:     []string{filepath.Join(dir, "default.target.wants", unit)},
+			Reach:     []string{"systemctl", "--user", "show-environment"},
+			Enable:    [][]string{{"systemctl", "--user", "daemon-reload"}, {"systemctl", "--user", "enable", unit}},
+			Start:     [][]string{{"systemctl", "--user", "restart", unit}},
+			Active:    []string{"systemctl", "--user", "is-active", "--quiet", unit},
+			Disable:   [][]string{{"systemctl", "--user", "disable", "--now", unit}},
+			NoManager: "no systemd user instance answers for this login; start `nudge run` from your desktop's autostart instead, or run `loginctl enable-linger` and log in again",
 		}, nil
 	}
 	return Plan{}, fmt.Errorf("autostart: not supported on %s", goos)
 }
 
-// Current is the plan for this machine, this user and this executable.
-func Current() (Plan, error) {
+// Current is the plan for this machine, this user and this executable,
+// with the given config file and this process's NUDGE_* variables.
+func Current(config string) (Plan, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return Plan{}, fmt.Errorf("autostart: find nudge: %w", err)
@@ -61,46 +118,134 @@ func Current() (Plan, error) {
 	if exe, err = filepath.EvalSymlinks(exe); err != nil {
 		return Plan{}, fmt.Errorf("autostart: find nudge: %w", err)
 	}
+	if config != "" {
+		if config, err = filepath.Abs(config); err != nil {
+			return Plan{}, fmt.Errorf("autostart: config file: %w", err)
+		}
+	}
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return Plan{}, fmt.Errorf("autostart: %w", err)
 	}
-	return For(runtime.GOOS, exe, home, os.Getuid())
+	return For(runtime.GOOS, Settings{Exe: exe, Config: config, Env: nudgeEnv(os.Environ())}, home, os.Getuid())
 }
 
-// Install writes the file (user-only) and enables it.
-func (p Plan) Install() error {
-	if err := os.MkdirAll(filepath.Dir(p.File), 0o700); err != nil {
-		return fmt.Errorf("autostart: %w", err)
-	}
-	if err := os.WriteFile(p.File, p.Content, 0o600); err != nil {
-		return fmt.Errorf("autostart: %w", err)
-	}
-	for _, c := range p.Enable {
-		if err := run(c); err != nil {
-			return fmt.Errorf("autostart: wrote %s, but could not enable it: %w", p.File, err)
+// nudgeEnv is the NUDGE_* variables of env, sorted.
+func nudgeEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "NUDGE_") && strings.Contains(kv, "=") {
+			out = append(out, kv)
 		}
 	}
-	return nil
+	slices.Sort(out)
+	return out
 }
 
-// Uninstall disables it and removes the file. A file that is not there is
-// not an error.
-func (p Plan) Uninstall() error {
-	if _, err := os.Stat(p.File); errors.Is(err, os.ErrNotExist) {
-		return nil
+// Outcome says what Install did.
+type Outcome int
+
+// The outcomes of Install.
+const (
+	Installed      Outcome = iota // written and started
+	Unchanged                     // already installed as it is, and running
+	StartsAtLogin                 // written; another nudge runs now, so it starts at the next login
+	NotInstalled                  // Uninstall: there was nothing to remove
+	Removed                       // Uninstall: removed
+	RemovedNoReach                // Uninstall: file removed; the manager did not answer, so nothing was stopped
+)
+
+// Install writes the file (user-only), enables it and starts it, unless
+// another nudge is running now (otherRunning) that the service did not
+// start: then the service takes over at the next login. When enabling
+// fails, the file is put back as it was. It is safe to run again.
+func (p Plan) Install(otherRunning bool) (Outcome, error) {
+	if err := run(p.Reach); err != nil {
+		return 0, fmt.Errorf("autostart: %s; nothing was installed (%w)", p.NoManager, err)
 	}
-	var errs []error
-	for _, c := range p.Disable {
-		if err := run(c); err != nil {
-			errs = append(errs, err)
+	old, err := os.ReadFile(p.File)
+	existed := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return 0, fmt.Errorf("autostart: %w", err)
+	}
+	active := p.Active != nil && run(p.Active) == nil
+	if existed && bytes.Equal(old, p.Content) && active {
+		return Unchanged, nil
+	}
+	if err := writeFile(p.File, p.Content); err != nil {
+		return 0, err
+	}
+	steps := p.Enable
+	if !otherRunning || active {
+		steps = append(slices.Clip(steps), p.Start...)
+	}
+	for i, c := range steps {
+		err := run(c)
+		if err == nil || i < len(steps)-1 && isBootout(c) {
+			continue // launchd: nothing loaded yet is fine before a bootstrap
+		}
+		undo := os.Remove(p.File)
+		if existed {
+			undo = writeFile(p.File, old)
+		}
+		if undo != nil {
+			return 0, fmt.Errorf("autostart: could not enable %s (%w), nor put it back: %w", p.File, err, undo)
+		}
+		return 0, fmt.Errorf("autostart: could not enable %s, so it was left as it was: %w", p.File, err)
+	}
+	if otherRunning && !active {
+		return StartsAtLogin, nil
+	}
+	return Installed, nil
+}
+
+func isBootout(argv []string) bool {
+	return len(argv) > 1 && argv[0] == "launchctl" && argv[1] == "bootout"
+}
+
+// Uninstall stops and disables the service and removes its files. When the
+// service manager does not answer, the files are removed all the same.
+func (p Plan) Uninstall() (Outcome, error) {
+	if _, err := os.Lstat(p.File); errors.Is(err, fs.ErrNotExist) {
+		return NotInstalled, nil
+	}
+	outcome := Removed
+	if run(p.Reach) != nil {
+		outcome = RemovedNoReach
+	} else {
+		for _, c := range p.Disable {
+			if err := run(c); err != nil && !isBootout(c) {
+				return 0, fmt.Errorf("autostart: %w; %s was left in place", err, p.File)
+			}
 		}
 	}
-	if err := os.Remove(p.File); err != nil {
-		errs = append(errs, err)
+	for _, f := range append([]string{p.File}, p.Links...) {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return 0, fmt.Errorf("autostart: %w", err)
+		}
 	}
-	if err := errors.Join(errs...); err != nil {
+	return outcome, nil
+}
+
+// writeFile replaces path with content, user-only, in one rename.
+func writeFile(path string, content []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("autostart: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".nudge-*")
+	if err != nil {
+		return fmt.Errorf("autostart: %w", err)
+	}
+	_, werr := tmp.Write(content)
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("autostart: write %s: %w", path, werr)
 	}
 	return nil
 }
@@ -110,7 +255,11 @@ func run(argv []string) error {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, bytes.TrimSpace(out.Bytes()))
+		msg := strings.Join(argv, " ") + ": " + err.Error()
+		if o := bytes.TrimSpace(out.Bytes()); len(o) > 0 {
+			msg += ": " + string(o)
+		}
+		return errors.New(msg)
 	}
 	return nil
 }
@@ -122,34 +271,71 @@ func configHome(home string) string {
 	return filepath.Join(home, ".config")
 }
 
-func launchAgent(label, exe string) []byte {
-	return fmt.Appendf(nil, `<?xml version="1.0" encoding="UTF-8"?>
+// launchAgent is the LaunchAgent plist: started at login, restarted after
+// a failure (not after a clean exit), its own output (panics, start-up
+// errors) kept beside nudge's log.
+func launchAgent(argv, env []string, logs string) []byte {
+	var b strings.Builder
+	str := func(s string) { b.WriteString("<string>" + html.EscapeString(s) + "</string>") }
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
 <plist version="1.0">
 <dict>
-	<key>Label</key><string>%s</string>
-	<key>ProgramArguments</key><array><string>%s</string><string>run</string></array>
+	<key>Label</key>`)
+	str(BundleID)
+	b.WriteString("\n\t<key>AssociatedBundleIdentifiers</key>")
+	str(BundleID)
+	b.WriteString("\n\t<key>ProgramArguments</key><array>")
+	for _, a := range argv {
+		str(a)
+	}
+	b.WriteString("</array>\n")
+	if len(env) > 0 {
+		b.WriteString("\t<key>EnvironmentVariables</key><dict>")
+		for _, kv := range env {
+			k, v, _ := strings.Cut(kv, "=")
+			b.WriteString("<key>" + html.EscapeString(k) + "</key>")
+			str(v)
+		}
+		b.WriteString("</dict>\n")
+	}
+	b.WriteString("\t<key>StandardOutPath</key>")
+	str(filepath.Join(logs, "launchd.log"))
+	b.WriteString("\n\t<key>StandardErrorPath</key>")
+	str(filepath.Join(logs, "launchd.log"))
+	b.WriteString(`
 	<key>RunAtLoad</key><true/>
 	<key>KeepAlive</key><dict><key>SuccessfulExit</key><false/></dict>
 	<key>ProcessType</key><string>Interactive</string>
 </dict>
 </plist>
-`, html.EscapeString(label), html.EscapeString(exe))
+`)
+	return []byte(b.String())
 }
 
-// systemdUnit quotes the path as systemd's command-line syntax wants.
-func systemdUnit(exe string) []byte {
-	quoted := `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, `%`, `%%`, `$`, `$$`).Replace(exe) + `"`
+// systemdUnit is the user unit; values are quoted as systemd's
+// command-line and Environment= syntax want.
+func systemdUnit(argv, env []string) []byte {
+	quote := func(s string) string {
+		return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, `%`, `%%`, `$`, `$$`, "\n", `\n`).Replace(s) + `"`
+	}
+	var exec, vars []string
+	for _, a := range argv {
+		exec = append(exec, quote(a))
+	}
+	for _, kv := range env {
+		vars = append(vars, "Environment="+quote(kv)+"\n")
+	}
 	return fmt.Appendf(nil, `[Unit]
 Description=nudge: keep AI coding agents going after provider errors
 After=graphical-session.target
 
 [Service]
-ExecStart=%s run
+%sExecStart=%s
 Restart=on-failure
 RestartSec=5
 
 [Install]
 WantedBy=default.target
-`, quoted)
+`, strings.Join(vars, ""), strings.Join(exec, " "))
 }

@@ -1,21 +1,28 @@
 package autostart
 
 import (
-	"encoding/xml"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
+
+	"nudge/internal/testenv"
 )
 
 // standIn puts a recording program called name first on PATH; it appends
-// its arguments to the returned log, one call per line.
-func standIn(t *testing.T, name string, exit int) string {
+// its arguments to the returned log, one call per line, and exits 1 for
+// the calls whose arguments start with one of failing.
+func standIn(t *testing.T, name string, failing ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	log := filepath.Join(dir, "calls.log")
-	script := "#!/bin/sh\necho \"" + name + " $*\" >> " + log + "\nexit " + strconv.Itoa(exit) + "\n"
+	script := "#!/bin/sh\necho \"" + name + " $*\" >> " + log + "\ncase \"$*\" in\n"
+	for _, f := range failing {
+		script += "'" + f + "'*) echo \"" + name + ": refused\" >&2; exit 1 ;;\n"
+	}
+	script += "esac\nexit 0\n"
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -23,87 +30,255 @@ func standIn(t *testing.T, name string, exit int) string {
 	return log
 }
 
-func TestLinuxUnitInstallsAndUninstalls(t *testing.T) {
+func calls(t *testing.T, log string) string {
+	t.Helper()
+	data, err := os.ReadFile(log)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func linuxPlan(t *testing.T, s Settings) (Plan, string) {
+	t.Helper()
 	home := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", "")
-	calls := standIn(t, "systemctl", 0)
-	exe := "/opt/my tools/nudge"
-	p, err := For("linux", exe, home, 1000)
+	if s.Exe == "" {
+		s.Exe = "/opt/my tools/nudge"
+	}
+	p, err := For("linux", s, home, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Install(); err != nil {
-		t.Fatal(err)
-	}
+	return p, home
+}
+
+func TestLinuxUnitInstallsAndUninstalls(t *testing.T) {
+	log := standIn(t, "systemctl", "--user is-active")
+	p, home := linuxPlan(t, Settings{Config: "/home/dev/nudge $HOME.yaml", Env: []string{"NUDGE_RETRY_DELAYS=2s,3s", `NUDGE_X=a"b%c`}})
 	unit := filepath.Join(home, ".config", "systemd", "user", "nudge.service")
+	if p.File != unit {
+		t.Fatalf("unit file %s, want %s", p.File, unit)
+	}
+	if got, err := p.Install(false); err != nil || got != Installed {
+		t.Fatalf("install: %v, %v", got, err)
+	}
 	data, err := os.ReadFile(unit)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(data), `ExecStart="/opt/my tools/nudge" run`) || !strings.Contains(string(data), "WantedBy=default.target") {
-		t.Errorf("unit:\n%s", data)
+	for _, want := range []string{
+		`ExecStart="/opt/my tools/nudge" "run" "--service" "--config" "/home/dev/nudge $$HOME.yaml"`,
+		`Environment="NUDGE_RETRY_DELAYS=2s,3s"`,
+		`Environment="NUDGE_X=a\"b%%c"`,
+		"Restart=on-failure",
+		"WantedBy=default.target",
+	} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("unit lacks %s:\n%s", want, data)
+		}
 	}
 	if info, _ := os.Stat(unit); info.Mode().Perm() != 0o600 {
 		t.Errorf("unit mode %v, want 0600", info.Mode().Perm())
 	}
-	if err := p.Uninstall(); err != nil {
+	want := "systemctl --user show-environment\nsystemctl --user is-active --quiet nudge.service\n" +
+		"systemctl --user daemon-reload\nsystemctl --user enable nudge.service\nsystemctl --user restart nudge.service\n"
+	if got := calls(t, log); got != want {
+		t.Errorf("install calls:\n%s\nwant:\n%s", got, want)
+	}
+
+	// systemctl enable made the login link; a manager that is gone by
+	// uninstall time cannot remove it, so uninstall does.
+	link := p.Links[0]
+	if err := os.MkdirAll(filepath.Dir(link), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(unit); !os.IsNotExist(err) {
-		t.Errorf("unit still there after uninstall: %v", err)
+	if err := os.Symlink(unit, link); err != nil {
+		t.Fatal(err)
 	}
-	got, _ := os.ReadFile(calls)
-	want := "systemctl --user daemon-reload\nsystemctl --user enable --now nudge.service\nsystemctl --user disable --now nudge.service\n"
-	if string(got) != want {
+	os.Remove(log)
+	standIn(t, "systemctl", "--user show-environment")
+	if got, err := p.Uninstall(); err != nil || got != RemovedNoReach {
+		t.Fatalf("uninstall: %v, %v; want removed without the manager", got, err)
+	}
+	for _, f := range []string{unit, link} {
+		if _, err := os.Lstat(f); !os.IsNotExist(err) {
+			t.Errorf("%s still there after uninstall: %v", f, err)
+		}
+	}
+	if got, err := p.Uninstall(); err != nil || got != NotInstalled {
+		t.Errorf("uninstalling twice: %v, %v; want not installed", got, err)
+	}
+}
+
+func TestUninstallStopsAndDisables(t *testing.T) {
+	log := standIn(t, "systemctl")
+	p, _ := linuxPlan(t, Settings{})
+	if err := writeFile(p.File, p.Content); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := p.Uninstall(); err != nil || got != Removed {
+		t.Fatalf("uninstall: %v, %v", got, err)
+	}
+	want := "systemctl --user show-environment\nsystemctl --user disable --now nudge.service\n"
+	if got := calls(t, log); got != want {
 		t.Errorf("calls:\n%s\nwant:\n%s", got, want)
 	}
-	if err := p.Uninstall(); err != nil {
-		t.Errorf("uninstalling twice: %v", err)
+}
+
+// Without a systemd user instance nothing is written and the error says
+// what to do instead.
+func TestNoServiceManagerInstallsNothing(t *testing.T) {
+	standIn(t, "systemctl", "--user show-environment")
+	p, _ := linuxPlan(t, Settings{})
+	_, err := p.Install(false)
+	if err == nil || !strings.Contains(err.Error(), "nothing was installed") || !strings.Contains(err.Error(), "autostart") {
+		t.Fatalf("install: %v; want a refusal that says what to do", err)
+	}
+	if _, err := os.Stat(p.File); !os.IsNotExist(err) {
+		t.Errorf("a unit was left behind: %v", err)
 	}
 }
 
-func TestEnableFailureSaysWhatWasWritten(t *testing.T) {
-	home := t.TempDir()
-	standIn(t, "systemctl", 1)
-	p, err := For("linux", "/usr/bin/nudge", home, 1000)
-	if err != nil {
+// A failed enable puts back the unit that was there before.
+func TestEnableFailurePutsTheOldUnitBack(t *testing.T) {
+	standIn(t, "systemctl", "--user is-active", "--user enable")
+	p, _ := linuxPlan(t, Settings{Config: "/new.yaml"})
+	old := []byte("[Service]\nExecStart=/old/nudge run\n")
+	if err := writeFile(p.File, old); err != nil {
 		t.Fatal(err)
 	}
-	err = p.Install()
-	if err == nil || !strings.Contains(err.Error(), p.File) || !strings.Contains(err.Error(), "systemctl --user daemon-reload") {
-		t.Fatalf("error %v: want the file written and the failing command", err)
+	_, err := p.Install(false)
+	if err == nil || !strings.Contains(err.Error(), "systemctl --user enable nudge.service") || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("install: %v; want the failing command and its output", err)
+	}
+	if got, _ := os.ReadFile(p.File); string(got) != string(old) {
+		t.Errorf("unit after a failed install:\n%s\nwant the old one back", got)
+	}
+
+	p, _ = linuxPlan(t, Settings{})
+	if _, err := p.Install(false); err == nil {
+		t.Fatal("install succeeded with enable failing")
+	}
+	if _, err := os.Stat(p.File); !os.IsNotExist(err) {
+		t.Errorf("a failed first install left its unit: %v", err)
 	}
 }
 
-func TestLaunchAgentIsValidPlist(t *testing.T) {
-	p, err := For("darwin", `/Applications/Nudge & Co/<nudge>`, "/Users/dev", 501)
+// Installing again changes nothing while the service runs as installed.
+func TestInstallAgainIsANoOp(t *testing.T) {
+	log := standIn(t, "systemctl")
+	p, _ := linuxPlan(t, Settings{})
+	if err := writeFile(p.File, p.Content); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := p.Install(true); err != nil || got != Unchanged {
+		t.Fatalf("install again: %v, %v; want unchanged", got, err)
+	}
+	want := "systemctl --user show-environment\nsystemctl --user is-active --quiet nudge.service\n"
+	if got := calls(t, log); got != want {
+		t.Errorf("calls:\n%s\nwant only the checks:\n%s", got, want)
+	}
+}
+
+// A nudge started by hand keeps running: the service is enabled for the
+// next login, not started beside it.
+func TestInstallBesideARunningDaemonDoesNotStartIt(t *testing.T) {
+	log := standIn(t, "systemctl", "--user is-active")
+	p, _ := linuxPlan(t, Settings{})
+	if got, err := p.Install(true); err != nil || got != StartsAtLogin {
+		t.Fatalf("install: %v, %v; want starts at login", got, err)
+	}
+	if got := calls(t, log); strings.Contains(got, "restart") || !strings.Contains(got, "enable nudge.service") {
+		t.Errorf("calls:\n%s\nwant enable and no start", got)
+	}
+}
+
+func TestLaunchAgentPlist(t *testing.T) {
+	python := testenv.Need(t, "python3")
+	exe := `/Applications/Nudge & Co/nudge.app/Contents/MacOS/<nudge>`
+	p, err := For("darwin", Settings{Exe: exe, Config: "/Users/dev/n.yaml", Env: []string{"NUDGE_DATA_DIR=/Users/dev/d&d"}}, "/Users/dev", 501)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.File != "/Users/dev/Library/LaunchAgents/dev.nudge.nudge.plist" {
 		t.Errorf("file %s", p.File)
 	}
+	// Parsed by Python's plistlib, the reader closest to macOS's own.
+	cmd := exec.Command(python, "-c", "import plistlib,sys,json; print(json.dumps(plistlib.loads(sys.stdin.buffer.read())))")
+	cmd.Stdin = strings.NewReader(string(p.Content))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("plistlib: %v\n%s", err, p.Content)
+	}
 	var doc struct {
-		Dict struct {
-			Strings []string `xml:"array>string"`
-		} `xml:"dict"`
+		Label             string
+		AssociatedBundle  string `json:"AssociatedBundleIdentifiers"`
+		ProgramArguments  []string
+		Env               map[string]string `json:"EnvironmentVariables"`
+		StandardOutPath   string
+		StandardErrorPath string
+		RunAtLoad         bool
+		KeepAlive         map[string]bool
 	}
-	if err := xml.Unmarshal(p.Content, &doc); err != nil {
-		t.Fatalf("plist is not XML: %v\n%s", err, p.Content)
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
 	}
-	if len(doc.Dict.Strings) != 2 || doc.Dict.Strings[0] != `/Applications/Nudge & Co/<nudge>` || doc.Dict.Strings[1] != "run" {
-		t.Errorf("program arguments %q", doc.Dict.Strings)
+	want := []string{exe, "run", "--service", "--config", "/Users/dev/n.yaml"}
+	if strings.Join(doc.ProgramArguments, "|") != strings.Join(want, "|") {
+		t.Errorf("ProgramArguments %q, want %q", doc.ProgramArguments, want)
 	}
-	if got := strings.Join(p.Enable[0], " "); got != "launchctl bootstrap gui/501 "+p.File {
-		t.Errorf("enable %q", got)
+	if doc.Label != BundleID || doc.AssociatedBundle != BundleID {
+		t.Errorf("label %q, associated %q; want %s", doc.Label, doc.AssociatedBundle, BundleID)
+	}
+	if doc.Env["NUDGE_DATA_DIR"] != "/Users/dev/d&d" {
+		t.Errorf("environment %v", doc.Env)
+	}
+	if doc.StandardErrorPath != "/Users/dev/Library/Logs/nudge/launchd.log" || doc.StandardOutPath != doc.StandardErrorPath {
+		t.Errorf("log paths %q %q", doc.StandardOutPath, doc.StandardErrorPath)
+	}
+	if !doc.RunAtLoad || doc.KeepAlive["SuccessfulExit"] {
+		t.Errorf("RunAtLoad %v KeepAlive %v: want started at login, restarted only after a failure", doc.RunAtLoad, doc.KeepAlive)
+	}
+	if got := strings.Join(p.Start[len(p.Start)-1], " "); got != "launchctl bootstrap gui/501 "+p.File {
+		t.Errorf("start %q", got)
 	}
 }
 
-func TestRelativeExecutableIsRefused(t *testing.T) {
-	if _, err := For("linux", "nudge", "/home/dev", 1000); err == nil {
-		t.Error("a relative path must be refused: the unit would not find it")
+// A LaunchAgent that is not loaded yet is fine to boot out before the
+// bootstrap; only the bootstrap's failure counts.
+func TestLaunchAgentInstallToleratesNothingLoaded(t *testing.T) {
+	log := standIn(t, "launchctl", "print gui/501/", "bootout")
+	p, err := For("darwin", Settings{Exe: "/usr/local/bin/nudge"}, t.TempDir(), 501)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := For("plan9", "/bin/nudge", "/home/dev", 1000); err == nil {
+	if got, err := p.Install(false); err != nil || got != Installed {
+		t.Fatalf("install: %v, %v\n%s", got, err, calls(t, log))
+	}
+	if got := calls(t, log); !strings.HasSuffix(got, "launchctl bootstrap gui/501 "+p.File+"\n") {
+		t.Errorf("calls:\n%s", got)
+	}
+}
+
+func TestBadSettingsAreRefused(t *testing.T) {
+	for _, s := range []Settings{
+		{Exe: "nudge"},
+		{Exe: "/bin/nudge", Config: "rel.yaml"},
+		{Exe: "/bin/nudge", Env: []string{"HOME=/x"}},
+	} {
+		if _, err := For("linux", s, "/home/dev", 1000); err == nil {
+			t.Errorf("%+v: accepted", s)
+		}
+	}
+	if _, err := For("plan9", Settings{Exe: "/bin/nudge"}, "/home/dev", 1000); err == nil {
 		t.Error("an unsupported system must be an error")
+	}
+}
+
+func TestNudgeEnvKeepsOnlyNudgeVariables(t *testing.T) {
+	got := nudgeEnv([]string{"PATH=/bin", "NUDGE_B=2", "NUDGE_A=1", "NUDGEX=3", "NUDGE_BROKEN"})
+	if strings.Join(got, " ") != "NUDGE_A=1 NUDGE_B=2" {
+		t.Errorf("nudgeEnv = %q", got)
 	}
 }

@@ -21,11 +21,9 @@ import (
 	"nudge/internal/notify"
 	"nudge/internal/retry"
 	"nudge/internal/status"
+	"nudge/internal/version"
 	"nudge/internal/watch"
 )
-
-// Version is the daemon's version, set at build time.
-var Version = "dev"
 
 // Meta keys in the database.
 const (
@@ -46,6 +44,7 @@ const syncTimeout = 3 * time.Second
 
 // Daemon is one running nudge.
 type Daemon struct {
+	lock     *instanceLock
 	cfg      config.Config
 	log      *slog.Logger
 	db       *inbox.DB
@@ -87,13 +86,19 @@ type session struct {
 	updated    time.Time
 }
 
-// New prepares a daemon: it takes the single-instance lock and opens the
-// database. Run starts it.
+// New prepares a daemon: it takes the single-instance lock, so a second
+// daemon is refused before it shows or logs anything. Run starts it and
+// releases the lock when it returns.
 func New(cfg config.Config, log *slog.Logger) (*Daemon, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data folder %s: %w", cfg.DataDir, err)
 	}
+	lock, err := lockInstance(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
 	d := &Daemon{
+		lock:     lock,
 		cfg:      cfg,
 		log:      log,
 		now:      time.Now,
@@ -108,11 +113,7 @@ func New(cfg config.Config, log *slog.Logger) (*Daemon, error) {
 
 // Run runs the daemon until ctx ends or Quit is called.
 func (d *Daemon) Run(ctx context.Context) error {
-	lock, err := lockInstance(d.cfg.DataDir)
-	if err != nil {
-		return err
-	}
-	defer lock.release()
+	defer d.lock.release()
 
 	db, err := inbox.Open(filepath.Join(d.cfg.DataDir, "nudge.db"))
 	if err != nil {
@@ -178,7 +179,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 	watchDone := make(chan error, 1)
 	go func() { watchDone <- w.Run(ctx) }()
-	d.log.Info("nudge started", "pid", os.Getpid(), "version", Version, "data", d.cfg.DataDir, "first_run", !initialized)
+	d.log.Info("nudge started", "pid", os.Getpid(), "version", version.String(), "data", d.cfg.DataDir, "first_run", !initialized)
 	err = d.loop(ctx)
 	d.Quit() // callers waiting on the loop (Change, Unread) give up
 	cancel()

@@ -8,6 +8,7 @@ import (
 
 	"nudge/internal/retry"
 	"nudge/internal/status"
+	"nudge/internal/version"
 )
 
 // refreshView rebuilds the picture that Status hands out. It runs on the
@@ -16,7 +17,7 @@ func (d *Daemon) refreshView() {
 	stats := d.watcher.Stats()
 	v := status.Status{
 		Daemon: &status.Daemon{
-			PID: os.Getpid(), Version: Version, StartedAt: d.started,
+			PID: os.Getpid(), Version: version.String(), StartedAt: d.started,
 			Ready: d.watcher.Ready(), FilesWatched: stats.FilesWatched, FilesOpen: stats.FilesOpen,
 		},
 		Sessions: make([]status.Session, 0, len(d.sessions)),

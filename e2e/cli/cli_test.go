@@ -1,0 +1,224 @@
+// Package cli runs the real nudge binary the way a person meets it: its
+// version, a second daemon, and installing it to start at login (with a
+// recording stand-in for the service manager: no systemd user instance
+// runs here).
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"nudge/e2e/daemontest"
+)
+
+func TestMain(m *testing.M) { daemontest.Main(m) }
+
+// machine is one test's home and data folder.
+type machine struct {
+	t         *testing.T
+	home, bin string
+	env       []string
+	log       string // the daemon's log file
+}
+
+func newMachine(t *testing.T) *machine {
+	t.Helper()
+	dir := t.TempDir()
+	m := &machine{t: t, home: filepath.Join(dir, "home"), bin: filepath.Join(dir, "bin"), log: filepath.Join(dir, "nudge.log")}
+	for _, d := range []string{m.home, m.bin} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.env = []string{
+		"HOME=" + m.home, "PATH=" + m.bin + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"NUDGE_DATA_DIR=" + filepath.Join(dir, "data"), "NUDGE_LOG_FILE=" + m.log,
+		"XDG_CONFIG_HOME=" + filepath.Join(m.home, ".config"),
+	}
+	return m
+}
+
+// serviceManager puts a stand-in systemctl on PATH that records its calls
+// and fails those whose arguments start with one of failing.
+func (m *machine) serviceManager(failing ...string) string {
+	m.t.Helper()
+	calls := filepath.Join(m.bin, "systemctl.calls")
+	os.Remove(calls)
+	script := "#!/bin/sh\necho \"$*\" >> " + calls + "\ncase \"$*\" in\n"
+	for _, f := range failing {
+		script += "'" + f + "'*) echo 'Failed to connect to bus: No medium found' >&2; exit 1 ;;\n"
+	}
+	script += "esac\n"
+	if err := os.WriteFile(filepath.Join(m.bin, "systemctl"), []byte(script), 0o700); err != nil {
+		m.t.Fatal(err)
+	}
+	return calls
+}
+
+func (m *machine) nudge(args ...string) (string, error) {
+	out, err := daemontest.CLI(m.env, args...)
+	return string(out), err
+}
+
+func (m *machine) unit() string {
+	return filepath.Join(m.home, ".config", "systemd", "user", "nudge.service")
+}
+
+func read(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func TestVersionIsTheDaemons(t *testing.T) {
+	m := newMachine(t)
+	out, err := m.nudge("--version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, ok := strings.CutPrefix(strings.TrimSpace(out), "nudge ")
+	if !ok || v == "" {
+		t.Fatalf("nudge --version = %q", out)
+	}
+	d := daemontest.Start(t, m.env, "run", "--headless")
+	d.WaitReady(t)
+	st, err := m.nudge("status", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct{ Daemon struct{ Version string } }
+	if err := json.Unmarshal([]byte(st), &s); err != nil || s.Daemon.Version != v {
+		t.Errorf("status says version %q (%v), --version says %q", s.Daemon.Version, err, v)
+	}
+}
+
+// A refused second daemon says why once and writes nothing into the log of
+// the daemon that runs; started by the login service it exits 0, so the
+// service manager does not start it again and again.
+func TestSecondDaemonLeavesTheFirstAlone(t *testing.T) {
+	m := newMachine(t)
+	first := daemontest.Start(t, m.env, "run", "--headless")
+	first.WaitReady(t)
+	before := read(t, m.log)
+
+	cmd := exec.Command(daemontest.Bin(daemontest.Nudge), "run", "--headless")
+	cmd.Env = m.env
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("second daemon: %v, want exit status 1\n%s", err, out)
+	}
+	if n := strings.Count(string(out), "already running"); n != 1 {
+		t.Errorf("second daemon said %q: want the reason exactly once", out)
+	}
+	if after := read(t, m.log); after != before {
+		t.Errorf("the second daemon wrote into the first one's log:\n%s", strings.TrimPrefix(after, before))
+	}
+	pid := strconv.Itoa(first.Cmd.Process.Pid)
+	sc := bufio.NewScanner(strings.NewReader(before))
+	for sc.Scan() {
+		var line struct{ PID int }
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil || strconv.Itoa(line.PID) != pid {
+			t.Errorf("log line without the daemon's pid %s: %s", pid, sc.Text())
+		}
+	}
+
+	cmd = exec.Command(daemontest.Bin(daemontest.Nudge), "run", "--headless", "--service")
+	cmd.Env = m.env
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "already running") {
+		t.Errorf("second daemon started by the service: %v, want exit 0 saying why\n%s", err, out)
+	}
+	if _, err := m.nudge("status", "--json"); err != nil {
+		t.Errorf("the first daemon must keep running: %v", err)
+	}
+}
+
+func TestInstallCarriesTheSettingsAndIsIdempotent(t *testing.T) {
+	m := newMachine(t)
+	calls := m.serviceManager("--user is-active")
+	config := filepath.Join(m.home, "my nudge.yaml")
+	if err := os.WriteFile(config, []byte("retry:\n  enabled: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m.env = append(m.env, "NUDGE_RETRY_DELAYS=2s,3s,4s")
+	out, err := m.nudge("install", "--config", config)
+	if err != nil || !strings.Contains(out, "running now") {
+		t.Fatalf("install: %q, %v", out, err)
+	}
+	unit := read(t, m.unit())
+	for _, want := range []string{`"run" "--service" "--config" "` + config + `"`, `Environment="NUDGE_RETRY_DELAYS=2s,3s,4s"`, `Environment="NUDGE_DATA_DIR=`} {
+		if !strings.Contains(unit, want) {
+			t.Errorf("unit lacks %s:\n%s", want, unit)
+		}
+	}
+	if got := read(t, calls); !strings.Contains(got, "--user enable nudge.service\n--user restart nudge.service\n") {
+		t.Errorf("systemctl calls:\n%s", got)
+	}
+
+	// The service runs now: installing again changes nothing.
+	calls = m.serviceManager()
+	out, err = m.nudge("install", "--config", config)
+	if err != nil || !strings.Contains(out, "already installed") {
+		t.Errorf("install again: %q, %v", out, err)
+	}
+	if got := read(t, calls); strings.Contains(got, "restart") || strings.Contains(got, "enable") {
+		t.Errorf("install again ran:\n%s", got)
+	}
+}
+
+// With a nudge started by hand, install enables the service for the next
+// login and leaves the running one alone.
+func TestInstallBesideARunningDaemon(t *testing.T) {
+	m := newMachine(t)
+	d := daemontest.Start(t, m.env, "run", "--headless")
+	d.WaitReady(t)
+	calls := m.serviceManager("--user is-active")
+	out, err := m.nudge("install")
+	if err != nil || !strings.Contains(out, "pid "+strconv.Itoa(d.Cmd.Process.Pid)) {
+		t.Fatalf("install: %q, %v; want it to name the running daemon", out, err)
+	}
+	if got := read(t, calls); strings.Contains(got, "restart") || !strings.Contains(got, "enable nudge.service") {
+		t.Errorf("systemctl calls:\n%s\nwant enable and no start", got)
+	}
+}
+
+func TestInstallWithoutServiceManagerLeavesNothing(t *testing.T) {
+	m := newMachine(t)
+	m.serviceManager("--user show-environment")
+	out, err := m.nudge("install")
+	if err == nil || !strings.Contains(err.Error(), "nothing was installed") || !strings.Contains(err.Error(), "exit status 1") {
+		t.Fatalf("install: %q, %v; want exit 1 saying nothing was installed", out, err)
+	}
+	if _, err := os.Stat(m.unit()); !os.IsNotExist(err) {
+		t.Errorf("unit left behind: %v", err)
+	}
+}
+
+func TestUninstall(t *testing.T) {
+	m := newMachine(t)
+	m.serviceManager("--user is-active")
+	if _, err := m.nudge("install"); err != nil {
+		t.Fatal(err)
+	}
+	// The service manager went away (no user instance any more).
+	m.serviceManager("--user show-environment")
+	out, err := m.nudge("uninstall")
+	if err != nil || !strings.Contains(out, "removed") || !strings.Contains(out, "nothing was stopped") {
+		t.Errorf("uninstall: %q, %v", out, err)
+	}
+	if _, err := os.Stat(m.unit()); !os.IsNotExist(err) {
+		t.Errorf("unit still there: %v", err)
+	}
+	out, err = m.nudge("uninstall")
+	if err != nil || !strings.Contains(out, "not installed") {
+		t.Errorf("uninstall again: %q, %v; want exit 0, not installed", out, err)
+	}
+}
