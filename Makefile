@@ -2,14 +2,23 @@
 GO      ?= go
 PKGS    ?= ./...
 FUZZTIME ?= 20s
+# The version a build reports (nudge --version): the git description of
+# the checkout, else what the Go toolchain records.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+LDFLAGS := $(if $(VERSION),-X nudge/internal/version.Release=$(VERSION))
 
-.PHONY: run build test bench fuzz lint darwin
+.PHONY: run build app test bench fuzz lint darwin
 
-run: ## run the daemon on the built-in defaults
-	$(GO) run ./cmd/nudge run
+run: build ## run the daemon on the built-in defaults
+	bin/nudge run
 
-build:
-	$(GO) build -o bin/nudge ./cmd/nudge
+build: ## bin/nudge (the first build compiles SQLite: about a minute)
+	@test -x bin/nudge || echo "building bin/nudge; the first build compiles SQLite and takes about a minute…"
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/nudge ./cmd/nudge
+
+app: ## dist/nudge.app; with the menu-bar icon only when built on a Mac (cgo)
+	GOOS=darwin CGO_ENABLED=$(if $(filter Darwin,$(shell uname -s)),1,0) $(GO) build -ldflags '$(LDFLAGS)' -o dist/darwin/nudge ./cmd/nudge
+	$(GO) run ./internal/macapp/makeapp -exe dist/darwin/nudge -out dist/nudge.app -version '$(or $(VERSION),dev)'
 
 test: ## every test: unit, real parts, end to end
 	$(GO) test -count=1 -timeout 30m $(PKGS)
