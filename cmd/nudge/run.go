@@ -35,6 +35,9 @@ func newRunCmd() *cobra.Command {
 				return err
 			}
 			defer logs.close()
+			for _, p := range cfg.Problems {
+				logs.log.Warn("config: ignored; `nudge config check` lists these", "problem", p)
+			}
 			service, _ := cmd.Flags().GetBool(autostart.ServiceFlag)
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()

@@ -222,3 +222,51 @@ func TestUninstall(t *testing.T) {
 		t.Errorf("uninstall again: %q, %v; want exit 0, not installed", out, err)
 	}
 }
+
+// A typo in the config file is named with the setting meant: a warning in
+// the daemon's log at start, an error from `nudge config check`; `nudge
+// config` shows where each value in effect came from.
+func TestConfigTyposAndOrigins(t *testing.T) {
+	m := newMachine(t)
+	file := filepath.Join(m.home, "nudge.yaml")
+	if err := os.WriteFile(file, []byte("retry:\n  dealys: [1s]\n  message: from the file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m.env = append(m.env, "NUDGE_CONFIG="+file, "NUDGE_WEB_ADDR=127.0.0.1:0")
+	_, err := m.nudge("config", "check")
+	if err == nil || !strings.Contains(err.Error(), "exit status 1") || !strings.Contains(err.Error(), `"retry.dealys" is not a setting (did you mean retry.delays?)`) {
+		t.Errorf("config check: %v; want exit 1 naming the typo and the setting meant", err)
+	}
+	out, err := m.nudge("config", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var view struct {
+		File     string
+		Settings []struct{ Key, Origin, Via string }
+		Problems []string
+	}
+	if err := json.Unmarshal([]byte(out), &view); err != nil {
+		t.Fatal(err)
+	}
+	origin := map[string]string{}
+	for _, s := range view.Settings {
+		origin[s.Key] = s.Origin + " " + s.Via
+	}
+	if view.File != file || origin["retry.message"] != "file "+file || origin["web.addr"] != "env NUDGE_WEB_ADDR" || origin["retry.delays"] != "default " || len(view.Problems) != 1 {
+		t.Errorf("config --json: file %q, origins %v, problems %q", view.File, origin, view.Problems)
+	}
+
+	d := daemontest.Start(t, m.env, "run", "--headless")
+	d.WaitReady(t)
+	if log := read(t, m.log); !strings.Contains(log, "retry.dealys") || !strings.Contains(log, `"level":"WARN"`) {
+		t.Errorf("daemon log does not warn about the typo:\n%s", log)
+	}
+	out, err = m.nudge("config")
+	if err != nil || !strings.Contains(out, "retry after API errors: on") {
+		t.Errorf("config with a daemon running: %v\n%s\nwant its toggles", err, out)
+	}
+	if out, err := m.nudge("config", "check", "--config", filepath.Join(m.home, "missing.yaml")); err == nil {
+		t.Errorf("config check of a missing file: %q, want an error", out)
+	}
+}

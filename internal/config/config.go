@@ -71,6 +71,11 @@ type Config struct {
 
 	// File is the config file that was read ("" when none exists).
 	File string `mapstructure:"-"`
+	// Problems are keys of the file and NUDGE_* variables that set
+	// nothing (a typo), each a sentence naming the nearest setting.
+	Problems []string `mapstructure:"-"`
+	// Settings are every setting in effect and where it came from.
+	Settings []Setting `mapstructure:"-"`
 	// DataDir holds the database, the lock and the control socket.
 	DataDir string `mapstructure:"-"`
 }
@@ -95,21 +100,24 @@ func Load(file string, flags *pflag.FlagSet) (Config, error) {
 	}
 	explicit := file != ""
 	if file == "" {
-		file = os.Getenv("NUDGE_CONFIG")
+		file = os.Getenv(EnvConfig)
 		explicit = file != ""
 	}
 	if file == "" {
 		file = DefaultFile()
 	}
 	var cfg Config
-	if data, err := os.ReadFile(file); err == nil {
+	data, err := os.ReadFile(file)
+	if err == nil {
 		if err := v.MergeConfig(bytes.NewReader(data)); err != nil {
 			return Config{}, fmt.Errorf("config %s: %w", file, err)
 		}
 		cfg.File = file
+		cfg.Problems = fileProblems(file, data)
 	} else if explicit || !errors.Is(err, fs.ErrNotExist) {
 		return Config{}, fmt.Errorf("config %s: %w", file, err)
 	}
+	cfg.Problems = append(cfg.Problems, envProblems(os.Environ())...)
 	v.SetEnvPrefix("NUDGE")
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	v.AutomaticEnv()
@@ -130,6 +138,7 @@ func Load(file string, flags *pflag.FlagSet) (Config, error) {
 	if err := v.Unmarshal(&cfg, hook); err != nil {
 		return Config{}, fmt.Errorf("settings: %w", err)
 	}
+	cfg.Settings = origins(v.Get, cfg.File, data, flags)
 	cfg.DataDir = DataDir()
 	return cfg, cfg.validate()
 }
@@ -215,7 +224,7 @@ func DefaultFile() string {
 
 // DataDir is $NUDGE_DATA_DIR, else the platform's data folder for nudge.
 func DataDir() string {
-	if d := os.Getenv("NUDGE_DATA_DIR"); d != "" {
+	if d := os.Getenv(EnvDataDir); d != "" {
 		return d
 	}
 	home, _ := os.UserHomeDir()
@@ -234,7 +243,7 @@ func (c Config) LogFile() string {
 	if c.Log.File != "" {
 		return c.Log.File
 	}
-	if os.Getenv("NUDGE_DATA_DIR") != "" {
+	if os.Getenv(EnvDataDir) != "" {
 		return filepath.Join(c.DataDir, "nudge.log")
 	}
 	home, _ := os.UserHomeDir()

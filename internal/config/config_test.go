@@ -1,13 +1,19 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"nudge/internal/retry"
 )
 
 func isolate(t *testing.T) string {
@@ -120,5 +126,144 @@ func TestParseByteSize(t *testing.T) {
 		if _, err := ParseByteSize(in); err == nil {
 			t.Errorf("ParseByteSize(%q): no error", in)
 		}
+	}
+}
+
+// A typo in the file or in a variable is reported with the setting meant;
+// the rest of the file still applies.
+func TestUnknownKeysAreReported(t *testing.T) {
+	home := isolate(t)
+	file := filepath.Join(home, "nudge.yaml")
+	yaml := "retry:\n  dealys: [1s]\n  message: kept\nagents:\n  claude: {}\n  clade: {enabled: false}\nnotify:\n  ntfy: {url: https://ntfy.example/t}\ncolour: blue\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("NUDGE_RETRY_DELAY", "1s")
+	t.Setenv("NUDGE_RETRY_ENABLED", "true")
+	cfg, err := Load(file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(cfg.Problems, "\n")
+	for _, want := range []string{
+		`"retry.dealys" is not a setting (did you mean retry.delays?)`,
+		`"agents.clade.enabled" is not a setting (did you mean agents.claude.enabled?)`,
+		`"colour" is not a setting`,
+		"NUDGE_RETRY_DELAY is not a setting (did you mean NUDGE_RETRY_DELAYS?)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("problems:\n%s\nwant one saying %s", got, want)
+		}
+	}
+	for _, ok := range []string{"message", "agents.claude\"", "ntfy", "NUDGE_RETRY_ENABLED"} {
+		if strings.Contains(got, ok) {
+			t.Errorf("problems:\n%s\nname %s, which is a setting", got, ok)
+		}
+	}
+	if cfg.Retry.Message != "kept" {
+		t.Errorf("the known keys of a file with typos still apply: message %q", cfg.Retry.Message)
+	}
+}
+
+func TestSettingsSayWhereEachValueCameFrom(t *testing.T) {
+	home := isolate(t)
+	file := filepath.Join(home, "nudge.yaml")
+	if err := os.WriteFile(file, []byte("retry:\n  message: from the file\nweb: {addr: 127.0.0.1:7001}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("NUDGE_RETRY_DELAYS", "3s,4s")
+	flags := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	flags.String("log-level", "", "")
+	if err := flags.Parse([]string{"--log-level=debug"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(file, flags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Setting{}
+	for _, s := range cfg.Settings {
+		got[s.Key] = s
+	}
+	for key, want := range map[string]Setting{
+		"retry.message":  {Value: "from the file", Origin: FromFile, Via: file},
+		"web.addr":       {Value: "127.0.0.1:7001", Origin: FromFile, Via: file},
+		"retry.delays":   {Value: "3s,4s", Origin: FromEnv, Via: "NUDGE_RETRY_DELAYS"},
+		"log.level":      {Value: "debug", Origin: FromFlag, Via: "--log-level"},
+		"notify.desktop": {Value: true, Origin: FromDefault},
+	} {
+		s := got[key]
+		if fmt.Sprint(s.Value) != fmt.Sprint(want.Value) || s.Origin != want.Origin || s.Via != want.Via {
+			t.Errorf("%s = %+v, want %+v", key, s, want)
+		}
+	}
+	if len(cfg.Settings) != len(knownKeys) {
+		t.Errorf("%d settings listed, %d known", len(cfg.Settings), len(knownKeys))
+	}
+}
+
+// Every field of Config has a built-in default, and every default is a
+// field: the defaults file is the one list of settings.
+func TestDefaultsNameEveryField(t *testing.T) {
+	fields := fieldKeys("", reflect.TypeFor[Config]())
+	sort.Strings(fields)
+	var groups []string // map-typed fields hold one default per key
+	for _, k := range knownKeys {
+		for _, f := range fields {
+			if strings.HasPrefix(k, f+".") && !slices.Contains(groups, f) {
+				groups = append(groups, f)
+			}
+		}
+	}
+	for _, f := range fields {
+		if !slices.Contains(knownKeys, f) && !slices.Contains(groups, f) {
+			t.Errorf("field %s has no built-in default in defaults.yaml", f)
+		}
+	}
+	for _, k := range knownKeys {
+		if !slices.ContainsFunc(fields, func(f string) bool { return k == f || strings.HasPrefix(k, f+".") }) {
+			t.Errorf("default %s sets no field of Config", k)
+		}
+	}
+}
+
+// fieldKeys lists the dotted mapstructure keys of t's leaf fields; a map
+// field is one key.
+func fieldKeys(prefix string, t reflect.Type) []string {
+	var out []string
+	for f := range t.Fields() {
+		tag := f.Tag.Get("mapstructure")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		if f.Type.Kind() == reflect.Struct {
+			out = append(out, fieldKeys(prefix+tag+".", f.Type)...)
+		} else {
+			out = append(out, prefix+tag)
+		}
+	}
+	return out
+}
+
+// The retry machine's own defaults (used when a setting is unset) are the
+// built-in defaults a person gets.
+func TestDefaultsAreTheMachines(t *testing.T) {
+	isolate(t)
+	cfg, err := Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := retry.DefaultSettings()
+	if cfg.Retry.Message != d.Message {
+		t.Errorf("message:\n%q in defaults.yaml\n%q in retry", cfg.Retry.Message, d.Message)
+	}
+	if !slices.Equal(cfg.Retry.Delays, d.Delays) || cfg.Retry.Enabled != d.Enabled || cfg.UsageLimit.Continue != d.ContinueAfterUsageLimit {
+		t.Errorf("delays %v enabled %v continue %v; retry has %v %v %v", cfg.Retry.Delays, cfg.Retry.Enabled, cfg.UsageLimit.Continue, d.Delays, d.Enabled, d.ContinueAfterUsageLimit)
+	}
+	if cfg.Retry.BoxFirstCheck != d.BoxFirstCheck || cfg.Retry.BoxMaxGap != d.BoxMaxGap || cfg.Retry.BoxGiveUp != d.BoxGiveUp {
+		t.Errorf("box timings differ from retry's")
+	}
+	if MaxAttempts != retry.MaxAttempts {
+		t.Errorf("attempt cap %d here, %d in retry", MaxAttempts, retry.MaxAttempts)
 	}
 }

@@ -40,8 +40,8 @@ const (
 
 // DefaultMessage is the continuation text (SPEC §3 step 3). It is one line:
 // a newline typed into a terminal would submit the message early.
-const DefaultMessage = "Your previous attempt failed because of a provider error " +
-	"(the API returned an error or the connection dropped), not because of anything you did. " +
+const DefaultMessage = "Your previous attempt failed with a provider error " +
+	"(the API returned an error or the connection dropped); nothing was wrong with your work. " +
 	"Please continue where you left off."
 
 // Settings are the person's choices that steer the machine (SPEC §4, §5).
