@@ -29,7 +29,7 @@ const (
 type Setting struct {
 	Key    string `json:"key"`
 	Value  any    `json:"value"`
-	Origin string `json:"origin"`         // FromDefault, FromFile, FromEnv or FromFlag
+	Origin string `json:"origin"`        // FromDefault, FromFile, FromEnv or FromFlag
 	Via    string `json:"via,omitempty"` // the file, variable or flag it came from
 }
 
