@@ -16,8 +16,8 @@ import (
 
 	"nudge/internal/config"
 	"nudge/internal/daemon"
+	"nudge/internal/explain"
 	"nudge/internal/inbox"
-	"nudge/internal/retry"
 	"nudge/internal/status"
 )
 
@@ -66,22 +66,7 @@ func currentStatus(ctx context.Context, cfg config.Config) (status.Status, error
 	if err != nil {
 		return st, err
 	}
-	now := time.Now()
-	for _, r := range rows {
-		if !daemon.Shown(retry.State(r.State), r.UpdatedAt, now) {
-			continue
-		}
-		s := status.Session{Agent: r.Agent, Session: r.Session, Project: r.Project, State: r.State, Note: r.Note, UpdatedAt: r.UpdatedAt}
-		if !r.Until.IsZero() {
-			u := r.Until.UTC()
-			if retry.State(r.State) == retry.UsageLimit {
-				s.ResetAt = &u
-			} else {
-				s.RetryAt = &u
-			}
-		}
-		st.Sessions = append(st.Sessions, s)
-	}
+	st.Sessions = daemon.StoredSessions(rows, time.Now())
 	return st, nil
 }
 
@@ -154,48 +139,22 @@ func newExplainCmd() *cobra.Command {
 				return fmt.Errorf("no session %q: nudge has not recorded anything yet", a[0])
 			}
 			defer db.Close()
-			row, err := findSession(cmd.Context(), db, a[0])
+			t, err := explain.Load(cmd.Context(), db, a[0])
+			if errors.Is(err, explain.ErrAmbiguous) {
+				return usageError{err}
+			}
 			if err != nil {
 				return err
 			}
-			events, decisions, attempts, err := db.Timeline(cmd.Context(), row.Agent, row.Session)
-			if err != nil {
-				return err
-			}
-			t := newTimeline(row, events, decisions, attempts)
 			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
 				return printJSON(cmd.OutOrStdout(), t)
 			}
-			t.print(cmd.OutOrStdout())
+			t.Print(cmd.OutOrStdout())
 			return nil
 		},
 	}
 	cmd.Flags().Bool("json", false, "print one JSON object")
 	return cmd
-}
-
-// findSession matches a session id or a unique prefix of one.
-func findSession(ctx context.Context, db *inbox.DB, id string) (inbox.SessionRow, error) {
-	rows, err := db.Sessions(ctx)
-	if err != nil {
-		return inbox.SessionRow{}, err
-	}
-	var found []inbox.SessionRow
-	for _, r := range rows {
-		if r.Session == id {
-			return r, nil
-		}
-		if strings.HasPrefix(r.Session, id) {
-			found = append(found, r)
-		}
-	}
-	switch len(found) {
-	case 0:
-		return inbox.SessionRow{}, fmt.Errorf("no session %q", id)
-	case 1:
-		return found[0], nil
-	}
-	return inbox.SessionRow{}, usageError{fmt.Errorf("%q matches %d sessions; give more of the id", id, len(found))}
 }
 
 // openInbox opens the database if it exists; ok is false when nudge never ran.

@@ -1,0 +1,169 @@
+// Package explain is one session's timeline as `nudge explain` and the MCP
+// server show it: its events, the retry machine's decisions and the
+// attempts, read from the database.
+package explain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"nudge/internal/inbox"
+)
+
+// Reasons Find gives no session.
+var (
+	// ErrNoSession: no stored session has the id or a prefix of it.
+	ErrNoSession = errors.New("no session")
+	// ErrAmbiguous: the prefix matches more than one session.
+	ErrAmbiguous = errors.New("matches more than one session")
+)
+
+// Timeline is what `nudge explain --json` prints (SPEC §8).
+type Timeline struct {
+	Agent     string  `json:"agent"`
+	Session   string  `json:"session"`
+	Project   string  `json:"project"`
+	State     string  `json:"state"`
+	Events    []Event `json:"events"`
+	Decisions []Note  `json:"decisions"`
+	Attempts  []Try   `json:"attempts"`
+}
+
+// Event is one classified event of the session.
+type Event struct {
+	Time       *time.Time `json:"time"` // the record's own time
+	DetectedAt time.Time  `json:"detected_at"`
+	Kind       string     `json:"kind"`
+	Class      string     `json:"class,omitempty"`
+	Code       string     `json:"code,omitempty"`
+	Message    string     `json:"message,omitempty"`
+	ResetAt    *time.Time `json:"reset_at,omitempty"`
+	Detail     string     `json:"detail,omitempty"`
+}
+
+// Note is one decision of the retry machine.
+type Note struct {
+	Time time.Time `json:"time"`
+	What string    `json:"what"`
+}
+
+// Try is one continuation from the attempt ledger.
+type Try struct {
+	Attempt  int        `json:"attempt"`
+	Status   string     `json:"status"` // sending, sent, failed
+	Started  time.Time  `json:"started"`
+	Finished *time.Time `json:"finished,omitempty"`
+	Backend  string     `json:"backend,omitempty"`
+	Target   string     `json:"target,omitempty"`
+	Reason   string     `json:"reason,omitempty"`
+	Text     string     `json:"text"`
+}
+
+// Load finds the session id names (see Find) and reads its timeline.
+func Load(ctx context.Context, db *inbox.DB, id string) (Timeline, error) {
+	row, err := Find(ctx, db, id)
+	if err != nil {
+		return Timeline{}, err
+	}
+	events, decisions, attempts, err := db.Timeline(ctx, row.Agent, row.Session)
+	if err != nil {
+		return Timeline{}, err
+	}
+	return New(row, events, decisions, attempts), nil
+}
+
+// Find matches a session id or a unique prefix of one.
+func Find(ctx context.Context, db *inbox.DB, id string) (inbox.SessionRow, error) {
+	rows, err := db.Sessions(ctx)
+	if err != nil {
+		return inbox.SessionRow{}, err
+	}
+	var found []inbox.SessionRow
+	for _, r := range rows {
+		if r.Session == id {
+			return r, nil
+		}
+		if id != "" && strings.HasPrefix(r.Session, id) {
+			found = append(found, r)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return inbox.SessionRow{}, fmt.Errorf("%w %q", ErrNoSession, id)
+	case 1:
+		return found[0], nil
+	}
+	return inbox.SessionRow{}, fmt.Errorf("%q %w (%d); give more of the id", id, ErrAmbiguous, len(found))
+}
+
+// New builds the timeline of session s from its stored rows.
+func New(s inbox.SessionRow, events []inbox.EventRow, decisions []inbox.DecisionRow, attempts []inbox.AttemptRow) Timeline {
+	t := Timeline{Agent: s.Agent, Session: s.Session, Project: s.Project, State: s.State,
+		Events: []Event{}, Decisions: []Note{}, Attempts: []Try{}}
+	for _, e := range events {
+		te := Event{DetectedAt: e.DetectedAt, Kind: e.Kind, Class: e.Class, Code: e.Code, Message: e.Message, Detail: e.Detail}
+		te.Time = optTime(e.Time)
+		te.ResetAt = optTime(e.ResetAt)
+		t.Events = append(t.Events, te)
+	}
+	for _, d := range decisions {
+		t.Decisions = append(t.Decisions, Note{Time: d.Time, What: d.What})
+	}
+	for _, a := range attempts {
+		t.Attempts = append(t.Attempts, Try{Attempt: a.Attempt, Status: a.Status, Started: a.Started,
+			Finished: optTime(a.Finished), Backend: a.Backend, Target: a.Target, Reason: a.Reason, Text: a.Text})
+	}
+	return t
+}
+
+func optTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// Print writes the timeline in time order, events, decisions and attempts interleaved.
+func (t Timeline) Print(w io.Writer) {
+	type line struct {
+		at   time.Time
+		text string
+	}
+	var lines []line
+	for _, e := range t.Events {
+		text := e.Kind
+		if e.Class != "" {
+			text += " [" + e.Class + "]"
+		}
+		if e.Message != "" {
+			text += " " + e.Message
+		}
+		if e.Detail != "" {
+			text += " (" + e.Detail + ")"
+		}
+		lines = append(lines, line{e.DetectedAt, "event     " + text})
+	}
+	for _, d := range t.Decisions {
+		lines = append(lines, line{d.Time, "decision  " + d.What})
+	}
+	for _, a := range t.Attempts {
+		text := fmt.Sprintf("attempt %d %s", a.Attempt, a.Status)
+		if a.Backend != "" {
+			text += " via " + a.Backend + " " + a.Target
+		}
+		if a.Reason != "" {
+			text += ": " + a.Reason
+		}
+		lines = append(lines, line{a.Started, "attempt   " + text})
+	}
+	sort.SliceStable(lines, func(i, j int) bool { return lines[i].at.Before(lines[j].at) })
+	fmt.Fprintf(w, "%s session %s in %s — now %s\n", t.Agent, t.Session, t.Project, t.State)
+	for _, l := range lines {
+		fmt.Fprintf(w, "%s  %s\n", l.at.Local().Format("15:04:05.000"), l.text)
+	}
+}
