@@ -60,7 +60,7 @@ func newRoot() *cobra.Command {
 		newToggleCmd("retry", "Turn \"Retry after API errors\" on or off", func(c *changeReq, on bool) { c.RetryEnabled = &on }),
 		newToggleCmd("continue-after-limit", "Turn \"Continue after usage limit\" on or off", func(c *changeReq, on bool) { c.ContinueAfterUsageLimit = &on }),
 		newPauseCmd("pause", true), newPauseCmd("resume", false), newQuitCmd(),
-		newWrapCmd(), newHookCmd(), newInstallCmd(), newUninstallCmd(), newConfigCmd(),
+		newWrapCmd(), newHookCmd(), newMCPCmd(), newInstallCmd(), newUninstallCmd(), newConfigCmd(),
 	)
 	return root
 }

@@ -31,6 +31,8 @@ type Control interface {
 	Status() status.Status
 	Change(status.SettingsChange) (status.Settings, error)
 	Quit()
+	// Changed is closed at the next change of Status.
+	Changed() <-chan struct{}
 }
 
 // serveControl answers the CLI on the control socket until ctx ends.
@@ -58,6 +60,7 @@ func serveControl(ctx context.Context, path string, c Control, log *slog.Logger)
 		}
 		writeJSON(w, s)
 	})
+	mux.HandleFunc("GET "+changesPath, serveChanges(ctx, c, log))
 	mux.HandleFunc("POST /quit", func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		go c.Quit()
@@ -79,12 +82,13 @@ func writeJSON(w http.ResponseWriter, v any) {
 
 // Client talks to the running daemon over its control socket.
 type Client struct {
-	http *http.Client
+	http   *http.Client
+	socket string
 }
 
 // NewClient returns a client for the daemon whose data folder is dataDir.
 func NewClient(dataDir string) *Client {
-	return &Client{http: usersock.Client(SocketPath(dataDir), 5*time.Second)}
+	return &Client{http: usersock.Client(SocketPath(dataDir), 5*time.Second), socket: SocketPath(dataDir)}
 }
 
 // Status asks the daemon for its status.

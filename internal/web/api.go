@@ -109,10 +109,15 @@ func (a *api) list(r *http.Request, unread bool) ([]Entry, error) {
 	}
 	out := make([]Entry, len(rows))
 	for i, e := range rows {
-		out[i] = Entry{ID: e.ID, Time: e.Time, Agent: e.Agent, Project: e.Project, Session: e.Session, What: e.What,
-			ErrorText: e.ErrorText, Class: e.Class, Code: e.Code, Attempts: e.Attempts, Read: e.Read}
+		out[i] = NewEntry(e)
 	}
 	return out, nil
+}
+
+// NewEntry is the API's shape of a stored Inbox entry.
+func NewEntry(e inbox.EntryRow) Entry {
+	return Entry{ID: e.ID, Time: e.Time, Agent: e.Agent, Project: e.Project, Session: e.Session, What: e.What,
+		ErrorText: e.ErrorText, Class: e.Class, Code: e.Code, Attempts: e.Attempts, Read: e.Read}
 }
 
 func (a *api) markRead(w http.ResponseWriter, r *http.Request) {
