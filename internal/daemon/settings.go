@@ -77,6 +77,7 @@ func (d *Daemon) Change(ch status.SettingsChange) (status.Settings, error) {
 				d.apply(s, s.machine.Reconfigure(now, set), now, st)
 			}
 			d.finish(ctx, st, now)
+			d.refreshView() // the settings are in the view even when no session was touched
 		}
 		done <- result{s: settingsView(set)}
 	}

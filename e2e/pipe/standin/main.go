@@ -4,8 +4,8 @@
 // outcome, and records every line it receives.
 //
 // Outcomes: ok (the turn completes), 500 (the turn dies from a provider
-// error), limit (a usage limit with a reset time), box (a permission box
-// opens; the next line answers it). SIGUSR1 opens a box by itself and
+// error), 400 (the provider rejects the request), limit (a usage limit with
+// a reset time), box (a permission box opens; the next line answers it). SIGUSR1 opens a box by itself and
 // SIGUSR2 closes it, as a person would at the keyboard.
 package main
 
@@ -116,6 +116,9 @@ func (s *standin) finish(outcome string) {
 	case "500":
 		s.write(synthetic(map[string]any{"error": "server_error", "apiErrorStatus": 500, "apiErrorType": "api_error", "requestId": "req_standin"},
 			"API Error: 500 Internal server error. This is a server-side issue, usually temporary — try again in a moment."))
+	case "400":
+		s.write(synthetic(map[string]any{"error": "invalid_request", "apiErrorStatus": 400, "apiErrorType": "invalid_request_error", "requestId": "req_standin"},
+			"API Error: 400 prompt is too long: 250000 tokens > 200000 maximum"))
 	case "limit":
 		limits := map[string]any{"status": "rejected", "resetsAt": s.resetAt, "rateLimitType": "five_hour", "overageStatus": "rejected"}
 		s.write(synthetic(map[string]any{"error": "rate_limit", "apiErrorStatus": 429, "apiError": "usage_limit_reached", "quotaLimits": limits, "apiErrorParams": map[string]any{"rate_limit_info": limits}},
