@@ -46,6 +46,8 @@ const (
 	rankWrap     = 10 // nudge wrap: nudge owns the pty
 	rankServer   = 20 // an agent's own server (OpenCode HTTP)
 	rankTmux     = 30
+	rankScreen   = 32
+	rankZellij   = 34
 	rankWezTerm  = 40
 	rankKitty    = 50
 	rankITerm    = 60

@@ -10,17 +10,21 @@ import (
 )
 
 func TestBuildOrder(t *testing.T) {
-	// Only tmux and wezterm are "installed".
-	tmux, wezterm := standIn(t, "tmux", ""), standIn(t, "wezterm", "")
-	t.Setenv("PATH", filepath.Join(tmux.dir, "bin")+":"+filepath.Join(wezterm.dir, "bin"))
+	// Only tmux, screen, zellij and wezterm are "installed".
+	var path []string
+	for _, name := range []string{"tmux", "screen", "zellij", "wezterm"} {
+		path = append(path, filepath.Join(standIn(t, name, "").dir, "bin"))
+	}
+	t.Setenv("PATH", strings.Join(path, ":"))
 
 	inj, err := Build([]string{Auto}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	auto := inj.Backends()
-	if i, j := slices.Index(auto, "tmux"), slices.Index(auto, "wezterm"); i < 0 || j < i {
-		t.Errorf("auto = %q, want tmux then wezterm", auto)
+	order := []int{slices.Index(auto, "tmux"), slices.Index(auto, "screen"), slices.Index(auto, "zellij"), slices.Index(auto, "wezterm")}
+	if !slices.IsSorted(order) || order[0] < 0 {
+		t.Errorf("auto = %q, want tmux, screen, zellij, then wezterm", auto)
 	}
 	for _, absent := range []string{"kitty", "iterm2", "terminal", "resume"} {
 		if slices.Contains(auto, absent) {
@@ -41,12 +45,12 @@ func TestBuildOrder(t *testing.T) {
 		t.Errorf("[wezterm auto] = %q, %v", names, err)
 	}
 
-	for _, bad := range [][]string{{"tmux", "screen"}, {"tmux", "tmux"}, {Auto, Auto}} {
+	for _, bad := range [][]string{{"tmux", "byobu"}, {"tmux", "tmux"}, {Auto, Auto}} {
 		if _, err := Build(bad, Options{}); err == nil {
 			t.Errorf("Build(%q) succeeded", bad)
 		}
 	}
-	if _, err := Build([]string{"screen"}, Options{}); err == nil || !strings.Contains(err.Error(), `unknown backend "screen"`) {
+	if _, err := Build([]string{"byobu"}, Options{}); err == nil || !strings.Contains(err.Error(), `unknown backend "byobu"`) {
 		t.Errorf("Build(unknown) = %v", err)
 	}
 }
