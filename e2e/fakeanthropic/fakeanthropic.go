@@ -4,7 +4,8 @@
 //
 // A scenario is a queue of answers ("500", "ok", …) consumed by main-loop
 // requests, the `POST /v1/messages` calls that carry a non-empty `tools`
-// array. Side requests without tools always get a plain success, so they do
+// array. ToolUse builds an answer that asks the CLI to call a tool; the
+// request that carries its result back records the result's text. Side requests without tools always get a plain success, so they do
 // not eat the scenario. Once the queue is empty every main-loop request
 // succeeds.
 package fakeanthropic
@@ -47,9 +48,42 @@ const ReplyText = "Hello from the fake server."
 
 // api is the Messages API as the shared fake server plays it.
 var api = fakeprovider.API{
-	Name:  "fakeanthropic",
-	Modes: append([]string{ModeOK}, slices.Sorted(maps.Keys(failures))...),
-	Serve: serve,
+	Name:     "fakeanthropic",
+	Modes:    append([]string{ModeOK}, slices.Sorted(maps.Keys(failures))...),
+	Serve:    serve,
+	Scripted: func(mode string) bool { _, ok := toolCall(mode); return ok },
+}
+
+// toolUsePrefix starts a scenario mode that asks for a tool call.
+const toolUsePrefix = "tool_use "
+
+// ToolUse is the scenario mode that answers with a call of tool (its
+// name as the CLI lists it, "mcp__nudge__wait") with input.
+func ToolUse(tool string, input map[string]any) string {
+	b, err := json.Marshal(toolUse{Name: tool, Input: input})
+	if err != nil {
+		panic(err) // input is the test's own literal
+	}
+	return toolUsePrefix + string(b)
+}
+
+// toolUse is the call a ToolUse mode asks for.
+type toolUse struct {
+	Name  string         `json:"name"`
+	Input map[string]any `json:"input"`
+}
+
+// toolCall reads a ToolUse mode.
+func toolCall(mode string) (toolUse, bool) {
+	rest, ok := strings.CutPrefix(mode, toolUsePrefix)
+	if !ok {
+		return toolUse{}, false
+	}
+	var call toolUse
+	if err := json.Unmarshal([]byte(rest), &call); err != nil || call.Name == "" {
+		return toolUse{}, false
+	}
+	return call, true
 }
 
 // Server answers Messages API requests per its scenario and logs each one.
@@ -84,6 +118,7 @@ func serve(s *Server, w http.ResponseWriter, r *http.Request) {
 	fakeprovider.DecodeBody(r, &body)
 	rec.Model, rec.Stream, rec.Tools = body.Model, body.Stream, len(body.Tools)
 	rec.LastUserText = fakeprovider.LastUserText(body.Messages, "text")
+	rec.ToolResult = toolResults(body.Messages)
 	if rec.Model == "" {
 		rec.Model = "claude-opus-5-5"
 	}
@@ -111,6 +146,10 @@ func answer(w http.ResponseWriter, rec Request) int {
 	if f, ok := failures[rec.Mode]; ok {
 		writeError(w, f)
 		return f.status
+	}
+	if call, ok := toolCall(rec.Mode); ok {
+		answerToolUse(w, rec, call)
+		return http.StatusOK
 	}
 	if !rec.Stream {
 		fakeprovider.WriteJSON(w, http.StatusOK, map[string]any{
@@ -152,4 +191,69 @@ func streamText(w http.ResponseWriter, model, text string) {
 func writeError(w http.ResponseWriter, f failure) {
 	fakeprovider.WriteJSON(w, f.status, map[string]any{"type": "error",
 		"error": map[string]any{"type": f.errType, "message": f.message}})
+}
+
+// answerToolUse writes an assistant turn that stops to call a tool.
+func answerToolUse(w http.ResponseWriter, rec Request, call toolUse) {
+	id := "toolu_fake_" + fakeprovider.RandomHex(6)
+	input, _ := json.Marshal(call.Input)
+	if !rec.Stream {
+		fakeprovider.WriteJSON(w, http.StatusOK, map[string]any{
+			"id": "msg_fake_" + fakeprovider.RandomHex(6), "type": "message", "role": "assistant", "model": rec.Model,
+			"content":     []any{map[string]any{"type": "tool_use", "id": id, "name": call.Name, "input": call.Input}},
+			"stop_reason": "tool_use", "stop_sequence": nil,
+			"usage": map[string]any{"input_tokens": 10, "output_tokens": 5},
+		})
+		return
+	}
+	ev := fakeprovider.StartEvents(w)
+	event := func(data map[string]any) { ev.Send(data["type"].(string), data) }
+	event(map[string]any{"type": "message_start", "message": map[string]any{
+		"id": "msg_fake_" + fakeprovider.RandomHex(6), "type": "message", "role": "assistant", "model": rec.Model,
+		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
+		"usage": map[string]any{"input_tokens": 10, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+	}})
+	event(map[string]any{"type": "content_block_start", "index": 0,
+		"content_block": map[string]any{"type": "tool_use", "id": id, "name": call.Name, "input": map[string]any{}}})
+	event(map[string]any{"type": "content_block_delta", "index": 0,
+		"delta": map[string]any{"type": "input_json_delta", "partial_json": string(input)}})
+	event(map[string]any{"type": "content_block_stop", "index": 0})
+	event(map[string]any{"type": "message_delta",
+		"delta": map[string]any{"stop_reason": "tool_use", "stop_sequence": nil},
+		"usage": map[string]any{"output_tokens": 12}})
+	event(map[string]any{"type": "message_stop"})
+}
+
+// toolResults is the text of the tool_result blocks of the last message
+// when it is the user's (a string content or text blocks each).
+func toolResults(msgs []fakeprovider.Message) string {
+	if len(msgs) == 0 || msgs[len(msgs)-1].Role != "user" {
+		return ""
+	}
+	var blocks []struct {
+		Type    string          `json:"type"`
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(msgs[len(msgs)-1].Content, &blocks) != nil {
+		return ""
+	}
+	var texts []string
+	for _, b := range blocks {
+		if b.Type != "tool_result" {
+			continue
+		}
+		var s string
+		if json.Unmarshal(b.Content, &s) == nil {
+			texts = append(texts, s)
+			continue
+		}
+		var parts []struct{ Type, Text string }
+		json.Unmarshal(b.Content, &parts)
+		for _, p := range parts {
+			if p.Type == "text" {
+				texts = append(texts, p.Text)
+			}
+		}
+	}
+	return strings.Join(texts, "\n")
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"nudge/e2e/fakeprovider"
 )
@@ -105,5 +106,70 @@ func TestScenarioAppliesToToolRequestsOnly(t *testing.T) {
 func TestRejectsUnknownMode(t *testing.T) {
 	if _, err := ParseScenario("500,teapot"); err == nil {
 		t.Fatal("unknown mode accepted")
+	}
+}
+
+func TestToolUseAsksForACallAndRecordsItsResult(t *testing.T) {
+	call := ToolUse("mcp__nudge__wait", map[string]any{"session": "abc", "timeout_seconds": 60})
+	srv, err := New([]string{call, ModeOK}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New([]string{"tool_use {not json"}, ""); err == nil {
+		t.Error("a malformed tool call was accepted as a mode")
+	}
+	base, stop, err := srv.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+
+	resp := post(t, base+"/v1/messages", toolRequest)
+	var name, partial, stopReason string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Type         string
+			ContentBlock struct{ Type, Name string } `json:"content_block"`
+			Delta        struct {
+				Type        string
+				PartialJSON string `json:"partial_json"`
+				StopReason  string `json:"stop_reason"`
+			}
+		}
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Type {
+		case "content_block_start":
+			name = ev.ContentBlock.Name
+		case "content_block_delta":
+			partial += ev.Delta.PartialJSON
+		case "message_delta":
+			stopReason = ev.Delta.StopReason
+		}
+	}
+	var input map[string]any
+	if err := json.Unmarshal([]byte(partial), &input); err != nil || name != "mcp__nudge__wait" || input["session"] != "abc" || stopReason != "tool_use" {
+		t.Fatalf("tool call: name %q input %s (%v) stop %q", name, partial, err, stopReason)
+	}
+
+	result := `{"model":"m","stream":true,"tools":[{"name":"x"}],"messages":[` +
+		`{"role":"user","content":"hello"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"mcp__nudge__wait","input":{}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"{\"outcome\":\"failed\"}"}]}]}]}`
+	if r := post(t, base+"/v1/messages", result); r.StatusCode != 200 {
+		t.Fatalf("request with the tool result: %d", r.StatusCode)
+	}
+	// The request is recorded once its answer is written.
+	main := srv.Main()
+	for end := time.Now().Add(5 * time.Second); len(main) < 2 && time.Now().Before(end); main = srv.Main() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(main) != 2 || main[0].Mode != call || main[1].Mode != ModeOK || main[1].ToolResult != `{"outcome":"failed"}` {
+		t.Fatalf("main-loop requests: %+v", main)
 	}
 }

@@ -37,9 +37,14 @@ type API struct {
 	BasePath string
 	// Serve answers one request and records it with Server.Record.
 	Serve func(s *Server, w http.ResponseWriter, r *http.Request)
+	// Scripted, if set, accepts modes built at run time (a tool call with
+	// its input) besides Modes.
+	Scripted func(mode string) bool
 }
 
-func (a API) known(mode string) bool { return slices.Contains(a.Modes, mode) }
+func (a API) known(mode string) bool {
+	return slices.Contains(a.Modes, mode) || a.Scripted != nil && a.Scripted(mode)
+}
 
 func (a API) check(modes []string) error {
 	for _, m := range modes {
@@ -82,7 +87,10 @@ type Request struct {
 	// LastUserText is the text of the last user message (up to 500 bytes).
 	LastUserText string `json:"last_user_text,omitempty"`
 	// LastRole is the role of the last message ("user", "tool", …).
-	LastRole   string `json:"last_role,omitempty"`
+	LastRole string `json:"last_role,omitempty"`
+	// ToolResult is the text of the tool results the last user message
+	// carries back (after a scripted tool call).
+	ToolResult string `json:"tool_result,omitempty"`
 	RetryCount string `json:"retry_count,omitempty"`
 }
 
