@@ -108,15 +108,7 @@ func (w *world) claudePrint(claude, baseURL, name, id, prompt string, args ...st
 	w.t.Helper()
 	cmd := exec.Command(claude, append([]string{"-p", prompt, "--session-id", id}, args...)...)
 	cmd.Dir = w.project
-	cmd.Env = append(w.baseEnv(),
-		"ANTHROPIC_BASE_URL="+baseURL,
-		"ANTHROPIC_API_KEY="+apiKey,
-		"DISABLE_TELEMETRY=1",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-		"DISABLE_AUTOUPDATER=1",
-		"DISABLE_ERROR_REPORTING=1",
-		"CLAUDE_CODE_MAX_RETRIES=0",
-	)
+	cmd.Env = w.claudeEnv(baseURL)
 	return w.startProcess("claude "+name, cmd, "claude-"+name+".out", nil)
 }
 

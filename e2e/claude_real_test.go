@@ -42,12 +42,23 @@ func TestRealClaudeRecoversAfter500(t *testing.T) {
 
 	p.typeLine("hello", "❯ hello")
 	w.step("typed hello")
+	expectRecovery(t, w, d, srv, "tmux")
+	t.Logf("nudge status --json: %s", d.cli("status", "--json"))
+	t.Logf("nudge explain --json: %s", d.cli("explain", sessionID, "--json"))
+}
+
+// expectRecovery checks, once "hello" was typed into the session, that
+// its turn died from the scenario's 500, that nudge typed its continuation
+// once through backend, after the configured delay, and that the turn then
+// completed.
+func expectRecovery(t *testing.T, w *world, d *daemon, srv *fakeanthropic.Server, backend string) {
+	t.Helper()
 	waitFor(t, "the synthetic 500 record", 60*time.Second, func() (bool, string) {
 		recs := readRecords(w.transcript())
 		return indexOf(recs, 0, isAPIError(500)) >= 0, summarize(recs)
 	})
 	w.step("500 record written")
-	if reg := p.registry(); reg["status"] != "idle" {
+	if reg := claudeRegistry(w); reg["status"] != "idle" {
 		t.Logf("registry status after the error is %v, expected idle (formats/claude.md §9.2)", reg["status"])
 	}
 	waitFor(t, "the continuation and a completed turn", 60*time.Second, func() (bool, string) {
@@ -74,8 +85,11 @@ func TestRealClaudeRecoversAfter500(t *testing.T) {
 		!strings.Contains(main[1].LastUserText, continuation) {
 		t.Errorf("main-loop requests: want a 500 then a 200 carrying the continuation, got %+v", main)
 	}
-	t.Logf("nudge status --json: %s", d.cli("status", "--json"))
-	t.Logf("nudge explain --json: %s", d.cli("explain", sessionID, "--json"))
+	var tl struct{ Attempts []struct{ Status, Backend string } }
+	out := d.cli("explain", sessionID, "--json")
+	if err := json.Unmarshal([]byte(out), &tl); err != nil || len(tl.Attempts) != 1 || tl.Attempts[0].Status != "sent" || tl.Attempts[0].Backend != backend {
+		t.Errorf("nudge explain: want one attempt sent through %s, got %s", backend, out)
+	}
 }
 
 // recoveredTurn checks the transcript for: the person's "hello", the
@@ -123,8 +137,13 @@ func (w *world) transcript() string {
 // startClaude runs Claude Code in a tmux pane against the fake at baseURL.
 func (w *world) startClaude(tmux, claude, baseURL string) *pane {
 	w.t.Helper()
-	env := append(w.baseEnv(),
-		"TERM=xterm-256color",
+	w.showOnFailure("transcript", func() any { return summarize(readRecords(w.transcript())) })
+	return w.startPane(tmux, 200, 50, append(w.claudeEnv(baseURL), "TERM=xterm-256color"), claude, "--session-id", sessionID)
+}
+
+// claudeEnv is the environment Claude Code runs in against the fake at baseURL.
+func (w *world) claudeEnv(baseURL string) []string {
+	return append(w.baseEnv(),
 		"ANTHROPIC_BASE_URL="+baseURL,
 		"ANTHROPIC_API_KEY="+apiKey,
 		// formats/claude.md §10.1: no outside traffic, no CLI retries.
@@ -134,14 +153,15 @@ func (w *world) startClaude(tmux, claude, baseURL string) *pane {
 		"DISABLE_ERROR_REPORTING=1",
 		"CLAUDE_CODE_MAX_RETRIES=0",
 	)
-	w.showOnFailure("transcript", func() any { return summarize(readRecords(w.transcript())) })
-	return w.startPane(tmux, 200, 50, env, claude, "--session-id", sessionID)
 }
 
 // registry returns the CLI's live registry entry for the session
 // (~/.claude/sessions/<pid>.json, claude.md §7.1), or nil.
-func (p *pane) registry() map[string]any {
-	files, _ := filepath.Glob(filepath.Join(p.w.home, ".claude", "sessions", "*.json"))
+func (p *pane) registry() map[string]any { return claudeRegistry(p.w) }
+
+// claudeRegistry returns the live registry entry of the world's session, or nil.
+func claudeRegistry(w *world) map[string]any {
+	files, _ := filepath.Glob(filepath.Join(w.home, ".claude", "sessions", "*.json"))
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {

@@ -19,7 +19,8 @@ import (
 // server, started with that WINDOW), on the same terminal. The text goes in
 // with `stuff`, screen's own \, ^ and $ escaped, then Enter separately.
 //
-// Screen cannot report a window's copy mode, which takes the keys. A window
+// Screen cannot report a window's copy mode, which takes the keys, and its
+// hardcopy keeps one byte per character (see hardcopyText). A window
 // renumbered with `:number` keeps its old WINDOW: a number claimed by two
 // windows is refused, but two windows that swapped numbers are not told
 // apart.
@@ -132,7 +133,19 @@ func (x *Screen) Screen(ctx context.Context, w Where) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("screen hardcopy of window %s: %w", w.Pane, err)
 	}
-	return string(b), nil
+	return hardcopyText(b), nil
+}
+
+// hardcopyText reads a screen hardcopy: one byte per cell, the low byte of
+// the cell's character (screen 4), so U+0080–U+00FF come out right and a
+// character past U+00FF comes out as another one. A screen check that
+// needs such a character (Codex's "›" prompt) therefore refuses.
+func hardcopyText(b []byte) string {
+	r := make([]rune, len(b))
+	for i, c := range b {
+		r[i] = rune(c)
+	}
+	return string(r)
 }
 
 func (x *Screen) verify(ctx context.Context, w Where) error {

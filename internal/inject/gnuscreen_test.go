@@ -237,6 +237,13 @@ func TestScreenScreenCheckedBeforeTyping(t *testing.T) {
 	}
 }
 
+func TestHardcopyText(t *testing.T) {
+	// "❯ grüße" as screen 4 writes it: U+276F keeps its low byte, ü and ß are Latin-1.
+	if got := hardcopyText([]byte("o gr\xfc\xdfe\n")); got != "o grüße\n" {
+		t.Errorf("hardcopyText = %q", got)
+	}
+}
+
 func TestScreenEscape(t *testing.T) {
 	if got := screenEscape(`a\b^c$d é`); got != `a\\b\^c\$d é` {
 		t.Errorf("screenEscape = %q", got)
