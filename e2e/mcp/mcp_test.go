@@ -18,6 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"nudge/e2e/daemontest"
+	"nudge/internal/testenv"
 )
 
 // standin is the package of the stand-in Claude Code session.
@@ -38,6 +39,7 @@ type world struct {
 	env     []string
 	daemon  *daemontest.Daemon
 	typing  io.WriteCloser
+	typeIn  func(text string) // types a line into an agent in a terminal
 }
 
 func newWorld(t *testing.T) *world {
@@ -85,6 +87,10 @@ func (w *world) startAgent(outcomes string) {
 
 func (w *world) typeLine(text string) {
 	w.t.Helper()
+	if w.typeIn != nil {
+		w.typeIn(text)
+		return
+	}
 	if _, err := fmt.Fprintln(w.typing, text); err != nil {
 		w.t.Fatal(err)
 	}
@@ -326,6 +332,66 @@ func TestWaitReturnsWhenTheTurnEnds(t *testing.T) {
 	}
 	if timedOut.Ended || timedOut.Outcome != "timeout" || timedOut.State != "gave_up" {
 		t.Errorf("wait for a turn that does not come = %+v", timedOut)
+	}
+}
+
+// startAgentInScreen runs the stand-in in a GNU screen window, where nudge
+// can type its continuations.
+func (w *world) startAgentInScreen(outcomes string) {
+	w.t.Helper()
+	testenv.Need(w.t, "screen")
+	dir := filepath.Join(w.dir, "screen")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		w.t.Fatal(err)
+	}
+	env := append(w.env, "SCREENDIR="+dir, "TERM=xterm")
+	screen := func(args ...string) {
+		cmd := exec.Command("screen", args...)
+		cmd.Env, cmd.Dir = env, w.project
+		if out, err := cmd.CombinedOutput(); err != nil {
+			w.t.Fatalf("screen %v: %v\n%s", args, err, out)
+		}
+	}
+	screen("-dmS", "agent", daemontest.Bin(standin), "-outcomes", outcomes, "-received", filepath.Join(w.dir, "received.log"))
+	w.t.Cleanup(func() { screen("-S", "agent", "-X", "quit") })
+	daemontest.Eventually(w.t, "the stand-in registered", 10*time.Second, func() bool {
+		m, _ := filepath.Glob(filepath.Join(w.dir, "home", ".claude", "sessions", "*.json"))
+		return len(m) == 1
+	})
+	w.typing = nil
+	w.typeIn = func(text string) { screen("-S", "agent", "-p", "0", "-X", "stuff", text+"^M") }
+}
+
+// A provider error of a session in screen: nudge types its continuation
+// into the window, and wait answers only once that turn completed.
+func TestWaitSeesNudgeContinueATurnInScreen(t *testing.T) {
+	w := newWorld(t)
+	w.startDaemon()
+	w.startAgentInScreen("500,ok")
+	cs := w.connect()
+
+	typed := time.Now()
+	w.typeLine("hello")
+	var done turn
+	if msg := call(t, cs, "wait", map[string]any{"session": sessionID, "since": typed.UTC().Format(time.RFC3339Nano), "timeout_seconds": 60}, &done); msg != "" {
+		t.Fatalf("wait: %s", msg)
+	}
+	if !done.Ended || done.Outcome != "done" || done.State != "finished" || done.Class != "" {
+		t.Fatalf("wait = %+v, want the continued turn done", done)
+	}
+	var got struct {
+		Turn     struct{ Attempts int }
+		Timeline struct{ Attempts []struct{ Status, Backend string } }
+	}
+	if msg := call(t, cs, "get_session", map[string]any{"session": sessionID}, &got); msg != "" {
+		t.Fatal(msg)
+	}
+	if got.Turn.Attempts != 0 || len(got.Timeline.Attempts) != 1 || got.Timeline.Attempts[0].Backend != "screen" || got.Timeline.Attempts[0].Status != "sent" {
+		t.Errorf("get_session = %+v, want one continuation sent through screen (and none since the completed turn)", got)
+	}
+	received, _ := os.ReadFile(filepath.Join(w.dir, "received.log"))
+	if lines := strings.Split(strings.TrimSpace(string(received)), "\n"); len(lines) != 2 || lines[0] != "hello" {
+		t.Errorf("the stand-in received %q, want hello and one continuation", lines)
 	}
 }
 
