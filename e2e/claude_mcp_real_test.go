@@ -121,4 +121,3 @@ func waitDone(t *testing.T, what string, exited <-chan struct{}) {
 		t.Fatalf("%s did not finish within 2 minutes", what)
 	}
 }
-

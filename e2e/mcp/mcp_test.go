@@ -333,6 +333,23 @@ func TestWaitReturnsWhenTheTurnEnds(t *testing.T) {
 	if timedOut.Ended || timedOut.Outcome != "timeout" || timedOut.State != "gave_up" {
 		t.Errorf("wait for a turn that does not come = %+v", timedOut)
 	}
+
+	// The daemon stops while wait follows it: a clear error, at once.
+	go func() {
+		var r result
+		r.msg = call(t, cs, "wait", map[string]any{"session": sessionID, "since": time.Now().UTC().Format(time.RFC3339Nano), "timeout_seconds": 600}, &r.turn)
+		got <- r
+	}()
+	daemontest.Eventually(t, "the second wait to follow the daemon", 10*time.Second, func() bool {
+		b, _ := os.ReadFile(w.log)
+		return strings.Count(string(b), "change stream opened") == 3
+	})
+	if _, err := daemontest.CLI(w.env, "quit"); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-got; !strings.Contains(r.msg, "the daemon stopped") || !strings.Contains(r.msg, "nudge run") {
+		t.Errorf("wait when the daemon stops = %+v %q", r.turn, r.msg)
+	}
 }
 
 // startAgentInScreen runs the stand-in in a GNU screen window, where nudge
@@ -381,7 +398,9 @@ func TestWaitSeesNudgeContinueATurnInScreen(t *testing.T) {
 	}
 	var got struct {
 		Turn     struct{ Attempts int }
-		Timeline struct{ Attempts []struct{ Status, Backend string } }
+		Timeline struct {
+			Attempts []struct{ Status, Backend string }
+		}
 	}
 	if msg := call(t, cs, "get_session", map[string]any{"session": sessionID}, &got); msg != "" {
 		t.Fatal(msg)
