@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"nudge/internal/daemon"
 	"nudge/internal/mcp"
 	"nudge/internal/version"
 )
@@ -33,7 +34,10 @@ Claude Code: claude mcp add nudge -- nudge mcp`,
 			toggles, _ := cmd.Flags().GetBool("allow-toggles")
 			// Standard output carries the protocol: the log goes to stderr only.
 			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-			return mcp.Run(cmd.Context(), mcp.Options{DataDir: cfg.DataDir, AllowToggles: toggles, Version: version.String(), Log: log})
+			return mcp.Run(cmd.Context(), mcp.Options{
+				DataDir: cfg.DataDir, Daemon: daemon.NewClient(cfg.DataDir), NotRunning: daemon.ErrNotRunning, Stored: daemon.StoredSessions,
+				AllowToggles: toggles, Version: version.String(), Log: log,
+			})
 		},
 	}
 	cmd.Flags().Bool("allow-toggles", false, "also offer set_toggles (retry, continue after usage limit, pause)")

@@ -1,8 +1,9 @@
 // Package mcp is `nudge mcp`: a Model Context Protocol server over stdio
 // through which a parent agent asks nudge about the sessions it watches —
 // their states and timelines, the Inbox, and when a child's turn ends. It
-// reads the daemon's database read-only and the running daemon's control
-// socket; it changes the daemon's toggles only when allowed to.
+// reads the daemon's database read-only and reaches the running daemon
+// through the Daemon it is given (the control socket); it changes the
+// daemon's toggles only when allowed to.
 package mcp
 
 import (
@@ -17,17 +18,33 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"nudge/internal/daemon"
 	"nudge/internal/explain"
 	"nudge/internal/inbox"
 	"nudge/internal/status"
 	"nudge/internal/web"
 )
 
+// Daemon is the running daemon as the server reaches it: the control
+// socket's client.
+type Daemon interface {
+	Status(context.Context) (status.Status, error)
+	// Watch calls fn with the status at once and after each change until
+	// fn returns false.
+	Watch(ctx context.Context, fn func(status.Status) bool) error
+	Change(context.Context, status.SettingsChange) (status.Settings, error)
+}
+
 // Options configure the server.
 type Options struct {
-	// DataDir is the daemon's data folder (database and control socket).
+	// DataDir is the daemon's data folder (its database).
 	DataDir string
+	// Daemon reaches the running daemon; NotRunning is the error its calls
+	// wrap when none runs.
+	Daemon     Daemon
+	NotRunning error
+	// Stored lists stored sessions as the running daemon would show them,
+	// for when none runs.
+	Stored func(rows []inbox.SessionRow, now time.Time) []status.Session
 	// AllowToggles adds the tool that flips the daemon's toggles.
 	AllowToggles bool
 	// Version is nudge's version, told to the client.
@@ -44,12 +61,12 @@ const (
 // server answers the tools from the database and the control socket.
 type server struct {
 	opts   Options
-	daemon *daemon.Client
+	daemon Daemon
 }
 
 // NewServer returns the MCP server with its tools.
 func NewServer(opts Options) *sdk.Server {
-	s := &server{opts: opts, daemon: daemon.NewClient(opts.DataDir)}
+	s := &server{opts: opts, daemon: opts.Daemon}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "nudge", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: "nudge watches AI coding agents' sessions (Claude Code, Codex, Kimi, OpenCode, Muse, Grok) and knows how each one's last turn ended: " +
 			"done, failed (with the cause and the agent's original error text) or usage-limited (until when). " +
@@ -125,7 +142,7 @@ func (s *server) sessions(ctx context.Context) ([]status.Session, bool, error) {
 	if err == nil {
 		return st.Sessions, true, nil
 	}
-	if !errors.Is(err, daemon.ErrNotRunning) {
+	if !errors.Is(err, s.opts.NotRunning) {
 		return nil, false, err
 	}
 	db, err := s.open()
@@ -140,7 +157,7 @@ func (s *server) sessions(ctx context.Context) ([]status.Session, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	return daemon.StoredSessions(rows, time.Now()), false, nil
+	return s.opts.Stored(rows, time.Now()), false, nil
 }
 
 // open opens the daemon's database read-only.
@@ -192,7 +209,7 @@ func (s *server) turn(ctx context.Context, live []status.Session, id string) (Tu
 	}
 	ss, ok := findLive(live, row.Agent, row.Session)
 	if !ok {
-		stored := daemon.StoredSessions([]inbox.SessionRow{row}, row.UpdatedAt)
+		stored := s.opts.Stored([]inbox.SessionRow{row}, row.UpdatedAt)
 		ss = stored[0]
 	}
 	return lastTurn(ss, tl), tl, nil
@@ -309,7 +326,7 @@ func (s *server) wait(ctx context.Context, _ *sdk.CallToolRequest, in WaitInput)
 		last.Ended, last.Outcome = false, OutcomeTimeout
 		last.Note = fmt.Sprintf("the turn did not end within %d s (state %s)", timeout, orUnknown(last.State))
 		return nil, last, nil
-	case errors.Is(err, daemon.ErrNotRunning):
+	case errors.Is(err, s.opts.NotRunning):
 		return nil, Turn{}, fmt.Errorf("wait needs the nudge daemon running to learn when the turn ends (start it with `nudge run`): %w", err)
 	case err != nil:
 		return nil, Turn{}, err
@@ -354,7 +371,7 @@ type TogglesInput struct {
 
 func (s *server) setToggles(ctx context.Context, _ *sdk.CallToolRequest, in TogglesInput) (*sdk.CallToolResult, status.Settings, error) {
 	set, err := s.daemon.Change(ctx, status.SettingsChange{RetryEnabled: in.Retry, ContinueAfterUsageLimit: in.ContinueAfterUsageLimit, Paused: in.Paused})
-	if errors.Is(err, daemon.ErrNotRunning) {
+	if errors.Is(err, s.opts.NotRunning) {
 		return nil, set, fmt.Errorf("the toggles live in the running daemon (start it with `nudge run`): %w", err)
 	}
 	return nil, set, err
