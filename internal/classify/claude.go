@@ -132,15 +132,18 @@ type claudeRecord struct {
 	} `json:"origin"`
 
 	// the dead-turn marker (§3.2)
-	IsAPIErrorMessage bool            `json:"isApiErrorMessage"`
-	Error             json.RawMessage `json:"error"` // a string on assistant records, an object on system/api_error
-	APIErrorStatus    int             `json:"apiErrorStatus"`
-	APIError          string          `json:"apiError"`
+	// Its fields take any JSON type (flex.go): versions not captured here
+	// may write them differently.
+	IsAPIErrorMessage flexBool    `json:"isApiErrorMessage"`
+	Error             claudeError `json:"error"` // a category string; an object in other versions and on system/api_error
+	APIErrorStatus    flexInt     `json:"apiErrorStatus"`
+	APIError          flexString  `json:"apiError"`
+	APIErrorType      flexString  `json:"apiErrorType"`
 	APIErrorParams    struct {
 		RateLimitInfo *claudeQuota `json:"rate_limit_info"`
 	} `json:"apiErrorParams"`
 	QuotaLimits      *claudeQuota `json:"quotaLimits"`
-	ResendCannotCure bool         `json:"resendCannotCure"`
+	ResendCannotCure flexBool     `json:"resendCannotCure"`
 
 	// system, queue-operation, api-request (§3.3, §3.4)
 	Content       json.RawMessage `json:"content"`
@@ -150,8 +153,8 @@ type claudeRecord struct {
 
 // claudeQuota is quotaLimits and apiErrorParams.rate_limit_info (§8.1).
 type claudeQuota struct {
-	Status   string  `json:"status"`
-	ResetsAt float64 `json:"resetsAt"` // Unix seconds
+	Status   flexString   `json:"status"`
+	ResetsAt flexUnixTime `json:"resetsAt"` // Unix seconds
 }
 
 type claudeMessage struct {

@@ -1,7 +1,9 @@
 package classify
 
 import (
+	"cmp"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,14 +13,15 @@ import (
 )
 
 // claudeFailure classifies a dead turn from its synthetic error record:
-// structured fields first (formats/claude.md §4.2), text only when they are
-// missing (§4.3).
+// structured fields first (formats/claude.md §4.2), the text when they are
+// missing or say little (§4.3, claudeTextOutranks).
 func claudeFailure(r *claudeRecord, ts time.Time) Failure {
 	text := r.Message.Content.Text
-	f := Failure{Code: r.failureCode(), Message: text, Class: r.structuredClass()}
-	if f.Class == "" {
-		f.Class = claudeTextClass(text)
+	if text == "" {
+		text = r.Error.Message
 	}
+	structured, weight := r.structuredClass()
+	f := Failure{Code: r.failureCode(), Message: text, Class: claudeDecide(structured, weight, claudeTextClass(text))}
 	switch f.Class {
 	case UsageLimit:
 		f.ResetAt = r.quotaReset()
@@ -31,34 +34,84 @@ func claudeFailure(r *claudeRecord, ts time.Time) Failure {
 	return f
 }
 
-// errorCategory is the record's `error` field when it is a string.
-func (r *claudeRecord) errorCategory() string {
-	return claudeString(r.Error)
+// claudeError is a record's `error` field: the category string of a
+// dead-turn marker (§3.2), or an object {type, status, message} as on
+// system/api_error records and in records of versions not captured here.
+type claudeError struct {
+	Category string
+	Type     string // an Anthropic error type, "overloaded_error"
+	Status   int
+	Message  string
 }
 
-// failureCode is a compact structured code: the finer apiError when given,
-// else the error category with the HTTP status ("server_error/500").
+func (e *claudeError) UnmarshalJSON(b []byte) error {
+	*e = claudeError{}
+	var s flexString
+	if _ = s.UnmarshalJSON(b); s != "" {
+		e.Category = string(s)
+		return nil
+	}
+	var o struct {
+		Type       flexString `json:"type"`
+		Status     flexInt    `json:"status"`
+		StatusCode flexInt    `json:"statusCode"`
+		Message    flexString `json:"message"`
+		Error      *struct {
+			Type    flexString `json:"type"`
+			Message flexString `json:"message"`
+		} `json:"error"`
+	}
+	if !decodeRecord(b, &o) {
+		return nil
+	}
+	e.Type, e.Message, e.Status = string(o.Type), string(o.Message), int(max(o.Status, o.StatusCode))
+	if in := o.Error; in != nil {
+		e.Type, e.Message = cmp.Or(e.Type, string(in.Type)), cmp.Or(e.Message, string(in.Message))
+	}
+	return nil
+}
+
+// errorCategory is the record's `error` category, when it is a string.
+func (r *claudeRecord) errorCategory() string { return r.Error.Category }
+
+// status is the HTTP status: apiErrorStatus, else the error object's.
+func (r *claudeRecord) status() int { return cmp.Or(int(r.APIErrorStatus), r.Error.Status) }
+
+// errorType is the Anthropic error type: apiErrorType, else the error object's.
+func (r *claudeRecord) errorType() string { return cmp.Or(string(r.APIErrorType), r.Error.Type) }
+
+// failureCode is the most specific structured code: the finer apiError
+// when given, else the error category (or type) with the HTTP status
+// ("server_error/500").
 func (r *claudeRecord) failureCode() string {
 	if r.APIError != "" {
-		return r.APIError
+		return string(r.APIError)
 	}
-	code := r.errorCategory()
-	if r.APIErrorStatus != 0 {
-		if code == "" {
-			code = "http"
-		}
-		code += "/" + strconv.Itoa(r.APIErrorStatus)
+	code := cmp.Or(r.errorCategory(), r.errorType())
+	if s := r.status(); s != 0 {
+		code = cmp.Or(code, "http") + "/" + strconv.Itoa(s)
 	}
 	return code
 }
 
-// The value sets of formats/claude.md §4.2.
+// The value sets of formats/claude.md §4.2, by field.
 var (
 	claudeAuthErrors     = claudeSet("authentication_failed", "oauth_org_not_allowed", "account_on_hold", "verification_required", "cloud_credential_error")
 	claudeRejectedErrors = claudeSet("invalid_request", "model_not_found")
 	claudeRejectedAPI    = claudeSet("message_over_context_limit", "safety_monitor_blocked", "dlp_request_denied", "pdf_too_large", "pdf_password_protected")
 	claudeProviderErrors = claudeSet("server_error", "overloaded", "rate_limit")
-	claudeProviderAPI    = claudeSet("connection_failed", "no_response", "stream_idle_timeout")
+	// request_timeout: 2.1.333 writes it on a timeout beside error:"server_error" [seen] (§1).
+	claudeProviderAPI = claudeSet("connection_failed", "no_response", "stream_idle_timeout", "request_timeout")
+	// Added in 2.1.333 [code] (§1): a client certificate or TLS set-up
+	// problem, or an answer that is no API answer at all (a proxy's page).
+	// None is known to pass by itself, so they are told, never retried,
+	// even beside error:"server_error".
+	claudeUncuredAPI = claudeSet("client_certificate", "tls_cert_invalid", "unexpected_response")
+	// Anthropic error types (apiErrorType, or the type of an error object):
+	// the API's own error names for the same failures.
+	claudeAuthTypes     = claudeSet("authentication_error", "permission_error")
+	claudeRejectedTypes = claudeSet("invalid_request_error", "not_found_error", "request_too_large")
+	claudeProviderTypes = claudeSet("api_error", "overloaded_error")
 )
 
 func claudeSet(values ...string) map[string]bool {
@@ -69,49 +122,96 @@ func claudeSet(values ...string) map[string]bool {
 	return m
 }
 
-// structuredClass applies the table of §4.2, or returns "" when the record
-// carries none of its fields (old transcripts): then the text decides.
-func (r *claudeRecord) structuredClass() Class {
-	category, status := r.errorCategory(), r.APIErrorStatus
+// claudeWeight is how much the fields' verdict weighs against the text.
+type claudeWeight int
+
+const (
+	claudeNoFields claudeWeight = iota // none of the fields: the text decides
+	claudeBare                         // only the error category, which says little on its own
+	claudeFields                       // fields beyond the category
+	claudeSettled                      // a code that settles the class whatever the text says
+)
+
+// structuredClass applies the table of §4.2, with how much its verdict
+// weighs (claudeDecide); "" when the record carries none of its fields (old
+// transcripts).
+func (r *claudeRecord) structuredClass() (Class, claudeWeight) {
+	category, status, typ, api := r.errorCategory(), r.status(), r.errorType(), string(r.APIError)
 	rateInfo := r.APIErrorParams.RateLimitInfo
-	switch {
-	case r.APIError == "usage_limit_reached",
-		r.QuotaLimits != nil && r.QuotaLimits.Status == "rejected",
-		rateInfo != nil && rateInfo.Status == "rejected",
-		category == "billing_error":
-		return UsageLimit
-	case claudeAuthErrors[category], status == 401, status == 403:
-		return Auth
-	case claudeRejectedErrors[category], r.ResendCannotCure, status == 400, status == 404, status == 413, claudeRejectedAPI[r.APIError]:
-		return Rejected
-	case claudeProviderErrors[category], claudeProviderAPI[r.APIError], status >= 500:
-		return ProviderError
-	case category != "" || status != 0 || r.APIError != "":
-		return Unknown
+	quota := r.QuotaLimits != nil && r.QuotaLimits.Status == "rejected" || rateInfo != nil && rateInfo.Status == "rejected"
+	weight := claudeFields
+	if status == 0 && typ == "" && api == "" && !quota && !bool(r.ResendCannotCure) {
+		weight = claudeBare
 	}
-	return ""
+	switch {
+	case api == "usage_limit_reached", quota, category == "billing_error":
+		return UsageLimit, weight
+	case claudeAuthErrors[category], status == 401, status == 403, claudeAuthTypes[typ]:
+		return Auth, weight
+	case claudeRejectedErrors[category], bool(r.ResendCannotCure), status == 400, status == 404, status == 413,
+		claudeRejectedAPI[api], claudeRejectedTypes[typ]:
+		return Rejected, weight
+	case claudeUncuredAPI[api]:
+		return Unknown, claudeSettled
+	case claudeProviderErrors[category], claudeProviderAPI[api], status >= 500, claudeProviderTypes[typ]:
+		return ProviderError, weight
+	case category != "" || status != 0 || typ != "" || api != "":
+		return Unknown, weight
+	}
+	return "", claudeNoFields
+}
+
+// claudeTextOutranks says which verdicts of the fields an unambiguous text
+// class overrides. Records of versions not captured here (other projects'
+// fixtures) show a usage-limit text under a bare `rate_limit` category with
+// no quota marker: a usage limit is never retried, so its text outranks a
+// provider-error verdict whatever the fields; sign-in and provider-error
+// texts outrank only a verdict of nothing known.
+var claudeTextOutranks = map[Class][]Class{
+	UsageLimit:    {ProviderError, Unknown},
+	Auth:          {Unknown},
+	ProviderError: {Unknown},
+}
+
+// claudeDecide weighs the fields' verdict against the text's: the text
+// decides when the fields are missing, when they are a bare category (a
+// usage-limit, sign-in or provider-error text is more specific than a
+// category alone), and where claudeTextOutranks says so.
+func claudeDecide(structured Class, weight claudeWeight, text Class) Class {
+	switch {
+	case weight == claudeNoFields:
+		return text
+	case weight == claudeSettled, text == Unknown, text == Rejected:
+		return structured
+	case weight == claudeBare, slices.Contains(claudeTextOutranks[text], structured):
+		return text
+	}
+	return structured
 }
 
 // quotaReset is quotaLimits.resetsAt, else rate_limit_info.resetsAt, in
 // Unix seconds (§8.1).
 func (r *claudeRecord) quotaReset() time.Time {
 	for _, q := range []*claudeQuota{r.QuotaLimits, r.APIErrorParams.RateLimitInfo} {
-		if q != nil && q.ResetsAt > 0 {
-			return time.Unix(int64(q.ResetsAt), 0).UTC()
+		if q != nil && !q.ResetsAt.IsZero() {
+			return q.ResetsAt.Time
 		}
 	}
 	return time.Time{}
 }
 
-// claudeTextRules are the text fallbacks of §4.3, in order; no match is unknown.
+// claudeTextRules are the text fallbacks of §4.3, in order; no match is
+// unknown. Each is unambiguous: it names one cause and nothing else.
 var claudeTextRules = []struct {
 	class Class
 	re    *regexp.Regexp
 }{
-	{UsageLimit, regexp.MustCompile(`(?i)credit balance is too low|claude ai usage limit reached\|\d{10}|you['’]ve hit your (\S+ )?limit|usage limit reached|your limit will reset at`)},
+	{UsageLimit, regexp.MustCompile(`(?i)credit balance is too low|claude ai usage limit reached\|\d{10}|you['’]ve (hit|reached) your (\S+ )?(usage )?limit|usage limit reached|your limit will reset at`)},
 	{Auth, regexp.MustCompile(`(?i)please run /login|invalid api key|not logged in|login expired|oauth token (has expired|revoked)|failed to authenticate|invalid auth token|authentication required`)},
 	{Rejected, regexp.MustCompile(`(?i)^prompt is too long|invalid_request_error`)},
-	{ProviderError, regexp.MustCompile(`(?i)^api error: (5\d\d|529|connection|overloaded)|^request timed out|server is temporarily limiting requests|repeated 529 overloaded errors`)},
+	// A stalled or idle stream ("API Error: Stream idle timeout - partial
+	// response received", public reports) is the provider going quiet.
+	{ProviderError, regexp.MustCompile(`(?i)^api error: (5\d\d|529|connection|overloaded)|^request timed out|server is temporarily limiting requests|repeated 529 overloaded errors|\bstream(ing)? (idle timeout|stalled|was idle|went idle)\b|\bstalled stream\b`)},
 }
 
 func claudeTextClass(text string) Class {

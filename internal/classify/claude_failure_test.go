@@ -46,7 +46,13 @@ func TestClaudeStructuredClasses(t *testing.T) {
 		{"model not found", `"error":"model_not_found","apiErrorStatus":404`, "", Rejected, "model_not_found/404"},
 		{"resend cannot cure", `"error":"unknown","resendCannotCure":true`, "", Rejected, "unknown"},
 		{"context limit", `"apiError":"message_over_context_limit"`, "", Rejected, "message_over_context_limit"},
-		{"unknown", `"error":"unknown"`, "API Error: 500 looks retryable but the field says unknown", Unknown, "unknown"},
+		{"unknown", `"error":"unknown"`, "the field says unknown", Unknown, "unknown"},
+		// 2.1.333: the finer apiError is the code shown (formats/claude.md §1).
+		{"request timeout 2.1.333", `"error":"server_error","apiError":"request_timeout"`, "Request timed out.", ProviderError, "request_timeout"},
+		{"request timeout alone", `"apiError":"request_timeout"`, "", ProviderError, "request_timeout"},
+		{"client certificate", `"error":"server_error","apiError":"client_certificate"`, "API Error: Connection error.", Unknown, "client_certificate"},
+		{"tls cert invalid", `"error":"server_error","apiError":"tls_cert_invalid"`, "", Unknown, "tls_cert_invalid"},
+		{"unexpected response", `"error":"server_error","apiError":"unexpected_response"`, "", Unknown, "unexpected_response"},
 		{"max tokens", `"error":"max_output_tokens"`, "", Unknown, "max_output_tokens"},
 		// Fields decide over text.
 		{"fields over text", `"error":"server_error","apiErrorStatus":500`, "Invalid API key", ProviderError, "server_error/500"},
