@@ -53,6 +53,11 @@ func ReadFile(path string, agent Agent) ([]Event, error) {
 		if err != nil {
 			return events, fmt.Errorf("classify %s: %w", path, err)
 		}
+		if s, ok := src.(Settler); ok {
+			if info, err := os.Stat(path); err == nil {
+				events = append(events, s.Settle(time.Since(info.ModTime()))...)
+			}
+		}
 		return events, nil
 	}
 	f, err := os.Open(path)

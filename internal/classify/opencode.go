@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -97,6 +99,10 @@ type openCodeSession struct {
 	limit     *Failure        // the last status was a quota sleep
 	overflow  bool            // a context overflow was announced: the compaction step ends the turn
 	turnStart bool            // a user message arrived: the next busy starts a turn
+	// undecided is a database-only turn whose last step ended with no error
+	// and no finish: an abort during OpenCode's retry wait, or the first
+	// step of a context overflow, told apart by what follows (§6.4).
+	undecided *Event
 }
 
 func newOpenCodeReader(path string) Reader {
@@ -228,7 +234,13 @@ func (r *openCodeReader) Read(record []byte) []Event {
 	ev := func(kind Kind, t time.Time) Event {
 		return Event{Agent: openCodeName, Session: p.SessionID, Project: s.project, Time: t, Kind: kind}
 	}
-	switch l.Type {
+	out := r.decide(s, l.Type, &p)
+	return append(out, r.record(s, l.Type, &p, at, ev)...)
+}
+
+// record applies one record of a session (§4).
+func (r *openCodeReader) record(s *openCodeSession, typ string, p *openCodeProps, at time.Time, ev func(Kind, time.Time) Event) []Event {
+	switch typ {
 	case "session.created", "session.updated":
 		if i := p.Info; i != nil {
 			r.see(i.Time.Updated)
@@ -258,7 +270,7 @@ func (r *openCodeReader) Read(record []byte) []Event {
 		}
 		s.boxes[p.ID] = true
 		box := "question"
-		if strings.HasPrefix(l.Type, "permission") {
+		if strings.HasPrefix(typ, "permission") {
 			box = "permission"
 			if name := firstNonEmptyString(p.Permission, p.Type); name != "" {
 				box += ": " + name
@@ -280,7 +292,7 @@ func (r *openCodeReader) Read(record []byte) []Event {
 			return nil // another box is still open: the agent still waits
 		}
 		e := ev(BoxClosed, at)
-		e.Box = strings.SplitN(l.Type, ".", 2)[0]
+		e.Box = strings.SplitN(typ, ".", 2)[0]
 		return []Event{e}
 	}
 	return nil
@@ -330,9 +342,9 @@ func (r *openCodeReader) message(s *openCodeSession, m *openCodeMessage, ev func
 		s.ended[m.ID] = true
 		return r.turnEnd(s, ev(TurnDone, at), nil)
 	case s.overflow:
-		// The first step of a context overflow: the compaction step
-		// that follows carries the error (§4.3).
-		s.ended[m.ID] = true
+		// A step of a context overflow: the compaction step's last
+		// update carries the error and ends the turn (§4.3); the same
+		// row may first be written ended without it.
 		return nil
 	default:
 		// Aborted during OpenCode's retry wait: no error, no finish (§7).
@@ -342,8 +354,61 @@ func (r *openCodeReader) message(s *openCodeSession, m *openCodeMessage, ev func
 			f = *l
 			f.Class = UsageLimit
 		}
-		return r.turnEnd(s, ev(TurnFailed, at), &f)
+		e := ev(TurnFailed, at)
+		if r.pid == 0 {
+			// The database never holds the live-only session.error of a
+			// context overflow: what follows decides (decide, Settle).
+			e.Failure, s.undecided = &f, &e
+			return nil
+		}
+		return r.turnEnd(s, e, &f)
 	}
+}
+
+// decide settles a database-only turn left undecided by the record that
+// follows it in the same session: OpenCode's compaction (its user message,
+// a compaction part, a compaction step) means a context overflow, whose
+// compaction step ends the turn; anything else means the abort it looked
+// like (§4.3, §6.4, §7).
+func (r *openCodeReader) decide(s *openCodeSession, typ string, p *openCodeProps) []Event {
+	e := s.undecided
+	if e == nil {
+		return nil
+	}
+	switch {
+	case typ == "session.created", typ == "session.updated":
+		return nil // bookkeeping
+	case typ == "message.updated" && p.Info != nil && p.Info.Role == "user":
+		return nil // the compaction message, or a person's: its part tells
+	case typ == "message.part.updated" && p.Part != nil && p.Part.Type == "compaction",
+		typ == "message.updated" && p.Info != nil && p.Info.Mode == "compaction":
+		s.undecided, s.overflow = nil, true
+		return nil
+	}
+	s.undecided = nil
+	return r.turnEnd(s, *e, e.Failure)
+}
+
+// openCodeDecideQuiet is how long a database must stay unchanged before a
+// turn left undecided is taken for an abort: OpenCode writes the
+// compaction of an overflow at once (§4.3).
+const openCodeDecideQuiet = 5 * time.Second
+
+// Settle reports the turns still undecided once the database has been
+// quiet for openCodeDecideQuiet: nothing followed, so they were aborts.
+func (r *openCodeReader) Settle(quiet time.Duration) []Event {
+	if quiet < openCodeDecideQuiet {
+		return nil
+	}
+	var out []Event
+	for _, id := range slices.Sorted(maps.Keys(r.sessions)) {
+		if s := r.sessions[id]; s.undecided != nil {
+			e := s.undecided
+			s.undecided = nil
+			out = append(out, r.turnEnd(s, *e, e.Failure)...)
+		}
+	}
+	return out
 }
 
 // turnEnd reports a turn's ending and forgets what belonged to the turn.
