@@ -29,14 +29,19 @@ const museLoginHint = "run `muse login`, or set META_API_KEY"
 
 func init() {
 	register(Agent{
-		Name:      museName,
-		Title:     "Muse",
-		NewReader: func(path string) Reader { return newMuseReader(path) },
+		Name:  museName,
+		Title: "Muse",
+		NewReader: func(path string) Reader {
+			if museIsSessionFile(path) {
+				return newMuseHostReader(path)
+			}
+			return newMuseReader(path)
+		},
 		Recognize: recognizeMuse,
 		LoginHint: museLoginHint,
-		Blind: "nudge reads Muse only from MSP frame logs (<muse root>/nudge/frames/*.ndjson) that a client " +
-			"sitting on `muse serve`'s stdio writes; a plain interactive `muse` writes none (its session.jsonl is " +
-			"not a format nudge may parse), so its failures stay unseen",
+		Blind: "nudge asks its own `muse serve` (the `muse` on its PATH) about a session each time the session's " +
+			"session.jsonl changes, or reads MSP frame logs (<muse root>/nudge/frames/*.ndjson) that a client on " +
+			"`muse serve`'s stdio writes; without `muse` on PATH only frame logs are read",
 		Executables: []string{"muse"},
 	})
 }
@@ -428,16 +433,7 @@ var (
 // usageChanged reads a SubscriptionUsage. It is per account and host, so an
 // exhausted window limits every session this log has named (muse.md A2, A3).
 func (m *museReader) usageChanged(p *museParams, ts time.Time) []Event {
-	u := &museUsage{}
-	for _, w := range []*museWindow{p.Window, p.Weekly} {
-		if w == nil || w.UsedPercent < 100 {
-			continue
-		}
-		u.exhausted = true
-		if at := museTime(w.ResetsAtMs); at.After(u.resetAt) {
-			u.resetAt = at
-		}
-	}
+	u := museUsageOf(p.Window, p.Weekly)
 	before := m.usage
 	m.usage = u
 	if !u.exhausted || before != nil && before.exhausted && before.resetAt.Equal(u.resetAt) {
@@ -448,17 +444,38 @@ func (m *museReader) usageChanged(p *museParams, ts time.Time) []Event {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	out := make([]Event, 0, len(ids))
+	for _, id := range ids {
+		e := m.event(id, UsageLimited, ts)
+		e.Failure = museUsageFailure(u)
+		out = append(out, e)
+	}
+	return out
+}
+
+// museUsageOf reads a SubscriptionUsage's windows: exhausted when either is
+// at 100 % or more, until the later reset of the exhausted ones (A3).
+func museUsageOf(window, weekly *museWindow) *museUsage {
+	u := &museUsage{}
+	for _, w := range []*museWindow{window, weekly} {
+		if w == nil || w.UsedPercent < 100 {
+			continue
+		}
+		u.exhausted = true
+		if at := museTime(w.ResetsAtMs); at.After(u.resetAt) {
+			u.resetAt = at
+		}
+	}
+	return u
+}
+
+// museUsageFailure is the usage limit an exhausted window means.
+func museUsageFailure(u *museUsage) *Failure {
 	msg := "Muse usage window exhausted"
 	if !u.resetAt.IsZero() {
 		msg = fmt.Sprintf("%s until %s", msg, u.resetAt.Format(time.RFC3339))
 	}
-	out := make([]Event, 0, len(ids))
-	for _, id := range ids {
-		e := m.event(id, UsageLimited, ts)
-		e.Failure = &Failure{Class: UsageLimit, Code: "usage_window", Message: msg, ResetAt: u.resetAt}
-		out = append(out, e)
-	}
-	return out
+	return &Failure{Class: UsageLimit, Code: "usage_window", Message: msg, ResetAt: u.resetAt}
 }
 
 // museTime is msTime for Muse's numbers, which JSON may give as floats.

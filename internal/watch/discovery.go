@@ -17,6 +17,10 @@ type FileSet struct {
 	// Database: OpenCode's SQLite database, read row by row, with the live
 	// event streams of its running processes (opencode_db.go, opencode_live.go).
 	Database bool
+	// Host: the file only tells that its session changed; the session's
+	// state is asked of the agent's own host, this program's `serve`
+	// (muse serve), and the file is never read (host.go).
+	Host string
 }
 
 // Source is one agent's root folder and the files nudge reads under it.
@@ -63,11 +67,14 @@ var agentHomes = map[string]agentHome{
 		{Pattern: "sessions/*/*/wire.jsonl"},
 		{Pattern: "logs/kimi.log"},
 	}},
-	// formats/muse.md A1: Muse's home is ~/.muse (no variable moves it); its
-	// session.jsonl is not a format, so nudge reads MSP frame logs that a
-	// client on `muse serve`'s stdio writes under nudge/frames/.
+	// formats/muse.md A1: Muse's home is ~/.muse (no variable moves it). MSP
+	// frame logs that a client on `muse serve`'s stdio writes under
+	// nudge/frames/ are read line by line; a session's session.jsonl is not
+	// a format: its change only triggers a host query to nudge's own
+	// `muse serve` (session/read, usage/read).
 	"muse": {dir: ".muse", files: []FileSet{
 		{Pattern: "nudge/frames/*.ndjson"},
+		{Pattern: "sessions/*/*/*/*/session.jsonl", Host: "muse"},
 	}},
 	// formats/grok.md §2, §3: Grok writes no failure anywhere; `nudge hook grok`
 	// appends grok-dev's hook input beside its grok.db, one file per session.

@@ -60,6 +60,7 @@ type tail struct {
 	path     string
 	snapshot bool
 	database bool // an SQLite database (opencode_db.go)
+	host     bool // a trigger whose session is asked of its host (host.go)
 	dev, ino uint64
 	fp       fingerprint
 	known    bool // dev, ino and fp describe the file the position belongs to

@@ -62,7 +62,7 @@ func (w *Watcher) look(ctx context.Context, p string, t *tail) (fi os.FileInfo, 
 // track starts following the file at p: from its stored position, from its
 // end (a first run's old history), or from its start.
 func (w *Watcher) track(r *root, p string, set FileSet) *tail {
-	t := &tail{agent: r.Agent, path: p, snapshot: set.Snapshot, database: set.Database, lines: lineSplitter{max: w.opts.LineCap}}
+	t := &tail{agent: r.Agent, path: p, snapshot: set.Snapshot, database: set.Database, host: set.Host != "", lines: lineSplitter{max: w.opts.LineCap}}
 	t.lines.onSkip = func(start, end int64) {
 		w.nSkipped.Add(1)
 		w.log.Warn("line longer than the cap skipped", "path", p, "offset", start, "bytes", end-start, "cap", w.opts.LineCap)
@@ -104,6 +104,10 @@ func (w *Watcher) read(ctx context.Context, t *tail) {
 func (w *Watcher) readFile(ctx context.Context, t *tail, fi os.FileInfo) {
 	if t.database {
 		w.readDatabase(ctx, t, fi)
+		return
+	}
+	if t.host {
+		w.askHost(ctx, t, fi)
 		return
 	}
 	var open os.FileInfo

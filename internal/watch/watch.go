@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"nudge/internal/watch/muse"
 )
 
 // Defaults of Options and the fixed limits (PLATFORM.md §6).
@@ -124,6 +126,7 @@ type Watcher struct {
 	syncs    []string
 	syncWake chan struct{}
 	live     liveState
+	hosts    map[string]*muse.Host // by agent, for FileSet.Host sources
 	// streams counts followLive and the stream goroutines it starts; Run
 	// returns once they have ended.
 	streams sync.WaitGroup
@@ -190,6 +193,7 @@ func New(opts Options) (*Watcher, error) {
 			r.sets = append(r.sets, segs)
 		}
 		w.roots = append(w.roots, r)
+		w.addHosts(r)
 	}
 	return w, nil
 }
@@ -280,6 +284,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	defer close(w.out)
 	defer w.closeAll()
+	defer w.closeHosts()
 	if !w.scanOnly {
 		fsw, err := fsnotify.NewWatcher()
 		if err != nil {
