@@ -170,6 +170,9 @@ func doctorSession(w io.Writer, row inbox.SessionRow, t inject.Target, findings 
 		}
 	}
 	fmt.Fprintf(w, "  %s %s in %s: %s\n", row.Agent, row.Session, orNone([]string{row.Project}), proc)
+	if row.Agent == "muse" && row.Path != "" {
+		fmt.Fprintf(w, "    read by %s\n", classify.MuseReadBy(row.Path))
+	}
 	used := false
 	for _, f := range findings {
 		switch {

@@ -18,10 +18,14 @@ import (
 	"nudge/internal/testenv"
 )
 
-// standin is the package of the stand-in Claude Code session.
-const standin = "nudge/e2e/pipe/standin"
+// standin is the package of the stand-in Claude Code session; museStandin
+// that of the stand-in Muse (muse_test.go).
+const (
+	standin     = "nudge/e2e/pipe/standin"
+	museStandin = "nudge/e2e/pipe/muse"
+)
 
-func TestMain(m *testing.M) { daemontest.Main(m, standin) }
+func TestMain(m *testing.M) { daemontest.Main(m, standin, museStandin) }
 
 // world is one test's machine: a home, a tmux server, a D-Bus session with
 // a recording notification server, and the nudge daemon.

@@ -105,9 +105,14 @@ func (m *museHostReader) Read(record []byte) []Event {
 		m.project = root
 	}
 	ts := museStamp(string(r.Session.LastActivityAt), string(r.Session.UpdatedAt))
-	var out []Event
-	out = append(out, m.usageRead(a.Usage, ts)...)
-	out = append(out, m.turn(&r, ts)...)
+	limited := m.usageRead(a.Usage, ts)
+	turn := m.turn(&r, ts)
+	for _, e := range turn {
+		if e.Kind == TurnFailed && e.Failure.Class == UsageLimit {
+			limited = nil // the dead turn tells the limit
+		}
+	}
+	out := append(limited, turn...)
 	out = append(out, m.pending(&r, ts)...)
 	m.seen = true
 	return out
