@@ -20,6 +20,7 @@ fi
 
 CLAUDE_VERSION=2.1.332
 CODEX_VERSION=0.171.0
+CODEX_LEGACY_VERSION=0.98.0
 KIMI_VERSION=2.1.0
 KIMI_NODE_VERSION=22.23.5
 OPENCODE_VERSION=1.18.33
@@ -50,6 +51,10 @@ npm_agent NUDGE_E2E_CLAUDE "$p" "$p/node_modules/@anthropic-ai/claude-code/bin/c
 # package (formats/codex.md §1, §9.1).
 p="$NUDGE_E2E_CACHE/codex-$CODEX_VERSION"
 npm_agent NUDGE_E2E_CODEX "$p" "$p/node_modules/.bin/codex" "@openai/codex@$CODEX_VERSION"
+
+# Codex 0.98.0 writes the legacy rollout, with no turn ends (formats/codex.md §3.2).
+p="$NUDGE_E2E_CACHE/codex-$CODEX_LEGACY_VERSION"
+npm_agent NUDGE_E2E_CODEX_LEGACY "$p" "$p/node_modules/.bin/codex" "@openai/codex@$CODEX_LEGACY_VERSION"
 
 # OpenCode: the npm package pulls in the native package of the platform
 # (formats/opencode.md §9.1).

@@ -100,7 +100,13 @@ type codexRun struct {
 }
 
 func startCodex(t *testing.T, scenario ...string) *codexRun {
-	codex := codexCLI.need(t)
+	return startCodexCLI(t, codexCLI, "› Ask Codex to do anything", scenario...)
+}
+
+// startCodexCLI runs cli's TUI in tmux against the fake playing scenario,
+// with the daemon watching, and waits until the screen shows ready.
+func startCodexCLI(t *testing.T, cli agentCLI, ready string, scenario ...string) *codexRun {
+	codex := cli.need(t)
 	tmux := testenv.Need(t, "tmux")
 	w := newWorld(t)
 	c := &codexRun{t: t, w: w, home: filepath.Join(w.home, ".codex")}
@@ -115,7 +121,7 @@ func startCodex(t *testing.T, scenario ...string) *codexRun {
 	t.Cleanup(func() { c.stopAppServer(codex, env) }) // after the pane is gone
 	w.showOnFailure("rollout turns", func() any { return fmt.Sprintf("%+v", c.turns()) })
 	c.p = w.startPane(tmux, 200, 50, env, codex)
-	c.p.waitScreen("the idle composer", func(s string) bool { return strings.Contains(s, "› Ask Codex to do anything") })
+	c.p.waitScreen("the idle composer", func(s string) bool { return strings.Contains(s, ready) })
 	return c
 }
 
