@@ -7,7 +7,7 @@ FUZZTIME ?= 20s
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS := $(if $(VERSION),-X nudge/internal/version.Release=$(VERSION))
 
-.PHONY: run build app test bench fuzz lint darwin
+.PHONY: run build app test bench fuzz lint darwin drift
 
 run: build ## run the daemon on the built-in defaults
 	bin/nudge run
@@ -33,6 +33,9 @@ fuzz: ## each fuzz target for FUZZTIME; new corpus entries stay in testdata/fuzz
 	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+drift: ## the newest published agent CLIs against the real-CLI end-to-end tests (AGENTS=… to choose)
+	bash .ci/drift.sh
 
 lint: ## gofmt, go vet, and the macOS build without cgo
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
