@@ -5,7 +5,7 @@
 # (@anthropic-ai/claude-code-linux-x64, opencode-linux-x64) can be published
 # ahead of its wrapper: then the platform package's own executable is the
 # newest build and is the one tested. CI keeps the pinned versions of
-# .ci/install-agents.sh; docs/drift.md says how to move a pin.
+# .ci/install-agents.sh; docs/agents/README.md says how to move a pin.
 #
 #   NUDGE_DRIFT_CACHE  cache folder (default: <the e2e cache>/drift)
 #   AGENTS             the agents to check (default: claude codex kimi opencode)

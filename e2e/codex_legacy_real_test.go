@@ -15,12 +15,12 @@ import (
 )
 
 // Codex CLI 0.98.0 writes the legacy rollout: no turn start or end, and a
-// failed turn leaves no error record at all (formats/codex.md §3.2, §4.3).
+// failed turn leaves no error record at all (docs/agents/codex.md §3.2, §4.3).
 // nudge judges such a turn once the rollout has been quiet for longer than
 // the CLI's own retries; a 5xx and a 401 then leave the same tail, so the
 // turn is told once as unknown and never retried.
 
-// codexLegacyCLI is the legacy Codex CLI (formats/codex.md §1).
+// codexLegacyCLI is the legacy Codex CLI (docs/agents/codex.md §1).
 var codexLegacyCLI = agentCLI{name: "Codex CLI (legacy)", env: "NUDGE_E2E_CODEX_LEGACY", install: "codex", version: "0.98.0",
 	bin: filepath.Join("node_modules", ".bin", "codex")}
 

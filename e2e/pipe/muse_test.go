@@ -14,7 +14,7 @@ import (
 	"nudge/internal/samples"
 )
 
-// Muse read by the host query (formats/muse.md A1): a stand-in `muse` plays
+// Muse read by the host query (docs/agents/muse.md §A1): a stand-in `muse` plays
 // the official MSP golden transcripts as a person's session in a tmux pane,
 // and as nudge's own `muse serve`, which answers session/read and
 // usage/read from what the session wrote. The daemon never reads the

@@ -9,15 +9,15 @@ import (
 	"time"
 )
 
-// Muse sessions read by the host query (formats/muse.md A1 way 2): each
+// Muse sessions read by the host query (docs/agents/muse.md §A1): each
 // change of a session's session.jsonl asks nudge's own `muse serve`, and
 // each answer (the session/read and usage/read results) is one record
 // here. The answers are point-in-time pictures; the reader turns the
 // differences between them into events, with the classification table of
-// muse.md A3 for the last turn.
+// docs/agents/muse.md §A3 for the last turn.
 
 // museSessionFile is the name of a session's durable log, used only as the
-// trigger of a host query (muse.md A1).
+// trigger of a host query (docs/agents/muse.md §A1).
 const museSessionFile = "session.jsonl"
 
 // MuseReadBy says how nudge reads the Muse session whose records come from
@@ -132,7 +132,7 @@ func (m *museHostReader) event(k Kind, ts time.Time) Event {
 	return Event{Agent: museName, Session: m.session, Project: m.project, Time: ts, Kind: k}
 }
 
-// usageRead reports an exhausted usage window once per reset (muse.md A2).
+// usageRead reports an exhausted usage window once per reset (docs/agents/muse.md §A2).
 func (m *museHostReader) usageRead(raw json.RawMessage, ts time.Time) []Event {
 	var u museUsageRead
 	if len(raw) == 0 || !decodeRecord(raw, &u) || u.Usage == nil {
@@ -181,7 +181,7 @@ func (m *museHostReader) turn(r *museRead, ts time.Time) []Event {
 }
 
 // pending opens a box for each new open request and closes the last box
-// once none is open (muse.md A3: an open approval or question is a box).
+// once none is open (docs/agents/muse.md §A3: an open approval or question is a box).
 func (m *museHostReader) pending(r *museRead, ts time.Time) []Event {
 	var out []Event
 	open := map[string]string{}

@@ -54,7 +54,7 @@ func openCodeTestDB(t *testing.T, session string, start time.Time, rows []openCo
 }
 
 // openCodeOverflowRows is a context overflow as the database alone tells it
-// (formats/opencode.md §4.3): the first step ends with no error and no
+// (docs/agents/opencode.md §4.3): the first step ends with no error and no
 // finish, OpenCode adds its compaction message, and the compaction step is
 // first written ended without the error, then with ContextOverflowError and
 // finish "error".
@@ -135,7 +135,7 @@ func TestOpenCodeDatabaseOverflowRejected(t *testing.T) {
 }
 
 // TestOpenCodeDatabaseAbortSettles: the same first step with nothing after
-// it is the abort during OpenCode's retry wait (formats/opencode.md §7):
+// it is the abort during OpenCode's retry wait (docs/agents/opencode.md §7):
 // cancelled once the database has been quiet, or as soon as the session's
 // next record shows something other than a compaction.
 func TestOpenCodeDatabaseAbortSettles(t *testing.T) {

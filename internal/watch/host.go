@@ -12,7 +12,7 @@ import (
 )
 
 // A host tail (FileSet.Host) follows a file only as a trigger: Muse's
-// session.jsonl is not a format (formats/muse.md A1, A6), so each change of
+// session.jsonl is not a format (docs/agents/muse.md §A1, §A6), so each change of
 // it asks nudge's own `muse serve` about the session, named by the file's
 // folder. Each answer (muse.Answer) is one record; the position kept in
 // lines.pos and stored as Offset/End is the file's size when it was last
