@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -123,13 +122,9 @@ func openLog(cfg config.Config) (daemonLogs, error) {
 	if err := level.UnmarshalText([]byte(strings.ToUpper(cfg.Log.Level))); err != nil {
 		return daemonLogs{}, usageError{fmt.Errorf("log.level %q: %w", cfg.Log.Level, err)}
 	}
-	path := cfg.LogFile()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return daemonLogs{}, fmt.Errorf("log folder: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := openAppend(cfg.LogFile())
 	if err != nil {
-		return daemonLogs{}, fmt.Errorf("log file: %w", err)
+		return daemonLogs{}, err
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	file := slog.NewJSONHandler(f, opts).WithAttrs([]slog.Attr{slog.Int("pid", os.Getpid())})

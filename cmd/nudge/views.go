@@ -18,6 +18,7 @@ import (
 	"nudge/internal/daemon"
 	"nudge/internal/explain"
 	"nudge/internal/inbox"
+	"nudge/internal/private"
 	"nudge/internal/status"
 )
 
@@ -157,11 +158,15 @@ func newExplainCmd() *cobra.Command {
 	return cmd
 }
 
-// openInbox opens the database if it exists; ok is false when nudge never ran.
+// openInbox opens the database if it exists; ok is false when nudge never
+// ran. A data folder others could change is not read.
 func openInbox(cfg config.Config) (*inbox.DB, bool, error) {
 	path := filepath.Join(cfg.DataDir, "nudge.db")
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
+	}
+	if err := private.Check("data folder", cfg.DataDir); err != nil {
+		return nil, false, err
 	}
 	db, err := inbox.Open(path)
 	if err != nil {

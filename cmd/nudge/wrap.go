@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"nudge/internal/config"
+	"nudge/internal/private"
 	"nudge/internal/wrap"
 )
 
@@ -68,11 +69,13 @@ func wrapSetup(cmd *cobra.Command) (dataDir string, log *slog.Logger, closeLog f
 	return cfg.DataDir, log, func() { _ = f.Close() }
 }
 
+// openAppend opens the log file at path for appending, in a folder of
+// this user alone, never through a link.
 func openAppend(path string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("log folder: %w", err)
+	if err := private.Folder("log folder", filepath.Dir(path)); err != nil {
+		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := private.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("log file: %w", err)
 	}

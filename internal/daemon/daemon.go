@@ -19,6 +19,7 @@ import (
 	"nudge/internal/inbox"
 	"nudge/internal/inject"
 	"nudge/internal/notify"
+	"nudge/internal/private"
 	"nudge/internal/retry"
 	"nudge/internal/status"
 	"nudge/internal/version"
@@ -90,8 +91,8 @@ type session struct {
 // daemon is refused before it shows or logs anything. Run starts it and
 // releases the lock when it returns.
 func New(cfg config.Config, log *slog.Logger) (*Daemon, error) {
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("data folder %s: %w", cfg.DataDir, err)
+	if err := private.Folder("data folder", cfg.DataDir); err != nil {
+		return nil, err
 	}
 	lock, err := lockInstance(cfg.DataDir)
 	if err != nil {

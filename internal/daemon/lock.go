@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"nudge/internal/private"
 )
 
 // ErrAlreadyRunning means another daemon of this user holds the lock.
@@ -19,9 +21,9 @@ type instanceLock struct{ f *os.File }
 
 func lockInstance(dataDir string) (*instanceLock, error) {
 	path := filepath.Join(dataDir, "nudge.lock")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := private.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("open lock %s: %w", path, err)
+		return nil, fmt.Errorf("open lock: %w", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		data, _ := os.ReadFile(path)

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"nudge/internal/private"
 	"nudge/internal/usersock"
 )
 
@@ -111,9 +112,13 @@ func ownFolder(dir string) (fs.FileInfo, error) {
 	return fi, nil
 }
 
-// prepareDir creates the sockets' folder user-only, closes it if it was
-// left open, and removes the sockets of wrappers that no longer run.
+// prepareDir creates the sockets' folder user-only in a data folder of
+// this user alone, closes it if it was left open, and removes the sockets
+// of wrappers that no longer run.
 func prepareDir(dataDir string, log *slog.Logger) error {
+	if err := private.Folder("data folder", dataDir); err != nil {
+		return err
+	}
 	dir := Dir(dataDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("wrapper folder: %w", err)
