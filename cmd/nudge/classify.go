@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"nudge/internal/classify"
+	"nudge/internal/safetext"
 )
 
 func newClassifyCmd() *cobra.Command {
@@ -42,7 +43,7 @@ func newClassifyCmd() *cobra.Command {
 					err = printEvents(out, tw, file, agent)
 				}
 				if err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "nudge: %s: %v\n", file, err)
+					safetext.Fprintf(cmd.ErrOrStderr(), "nudge: %s: %v\n", file, err)
 					failed++
 				}
 			}
@@ -120,7 +121,7 @@ func printEvents(out io.Writer, tw *tabwriter.Writer, file string, agent classif
 		if !ev.Time.IsZero() {
 			when = ev.Time.UTC().Format("2006-01-02T15:04:05Z")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", when, ev.Agent, ev.Session, ev.Kind, class, strings.ReplaceAll(msg, "\n", " "))
+		safetext.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", when, ev.Agent, ev.Session, ev.Kind, class, msg)
 	}
 	return nil
 }

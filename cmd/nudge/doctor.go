@@ -17,6 +17,7 @@ import (
 	"nudge/internal/daemon"
 	"nudge/internal/inbox"
 	"nudge/internal/inject"
+	"nudge/internal/safetext"
 	"nudge/internal/status"
 	"nudge/internal/tray"
 	"nudge/internal/watch"
@@ -44,22 +45,22 @@ func doctor(cmd *cobra.Command, cfg config.Config) {
 	if file == "" {
 		file = "none (built-in defaults; " + config.DefaultFile() + " is read when it exists)"
 	}
-	fmt.Fprintf(w, "config:   %s\n", file)
-	fmt.Fprintf(w, "data:     %s\n", cfg.DataDir)
-	fmt.Fprintf(w, "log:      %s\n", cfg.LogFile())
+	safetext.Fprintf(w, "config:   %s\n", file)
+	safetext.Fprintf(w, "data:     %s\n", cfg.DataDir)
+	safetext.Fprintf(w, "log:      %s\n", cfg.LogFile())
 	st, err := daemon.NewClient(cfg.DataDir).Status(cmd.Context())
 	if err == nil && st.Daemon != nil {
-		fmt.Fprintf(w, "daemon:   running, pid %d, %d files watched\n", st.Daemon.PID, st.Daemon.FilesWatched)
+		safetext.Fprintf(w, "daemon:   running, pid %d, %d files watched\n", st.Daemon.PID, st.Daemon.FilesWatched)
 	} else if errors.Is(err, daemon.ErrNotRunning) {
 		fmt.Fprintln(w, "daemon:   not running (start it with `nudge run`)")
 	} else {
-		fmt.Fprintf(w, "daemon:   not answering: %v\n", err)
+		safetext.Fprintf(w, "daemon:   not answering: %v\n", err)
 	}
 	fmt.Fprintln(w, "agents:")
 	for _, name := range slices.Sorted(maps.Keys(cfg.Agents)) {
 		doctorAgent(w, name, cfg.Agents[name])
 		if agent, ok := classify.Lookup(name); ok && cfg.Agents[name].Enabled && agent.Blind != "" {
-			fmt.Fprintf(w, "  %-9s cannot see: %s\n", "", agent.Blind)
+			safetext.Fprintf(w, "  %-9s cannot see: %s\n", "", agent.Blind)
 		}
 	}
 	doctorDelivery(cmd.Context(), w, cfg, st.Sessions)
@@ -73,7 +74,7 @@ func doctor(cmd *cobra.Command, cfg config.Config) {
 	} else {
 		fmt.Fprintln(w, "  desktop: off")
 	}
-	fmt.Fprintf(w, "  phone:   ntfy %s, webhook %s\n", setOrNot(cfg.Notify.Ntfy.URL), setOrNot(cfg.Notify.Webhook.URL))
+	safetext.Fprintf(w, "  phone:   ntfy %s, webhook %s\n", setOrNot(cfg.Notify.Ntfy.URL), setOrNot(cfg.Notify.Webhook.URL))
 	if tray.Available {
 		fmt.Fprintln(w, "menu bar: available in this build (`nudge run` shows it when a desktop session is present)")
 	} else {
@@ -83,11 +84,11 @@ func doctor(cmd *cobra.Command, cfg config.Config) {
 
 func doctorAgent(w io.Writer, name string, a config.Agent) {
 	if !a.Enabled {
-		fmt.Fprintf(w, "  %-9s off in the config\n", name)
+		safetext.Fprintf(w, "  %-9s off in the config\n", name)
 		return
 	}
 	if _, ok := classify.Lookup(name); !ok {
-		fmt.Fprintf(w, "  %-9s not supported yet: its sessions are not watched\n", name)
+		safetext.Fprintf(w, "  %-9s not supported yet: its sessions are not watched\n", name)
 		return
 	}
 	root := a.Root
@@ -95,10 +96,10 @@ func doctorAgent(w io.Writer, name string, a config.Agent) {
 		root = watch.DefaultRoot(name)
 	}
 	if _, err := os.Stat(root); err != nil {
-		fmt.Fprintf(w, "  %-9s %s does not exist yet (watched for when it appears)\n", name, root)
+		safetext.Fprintf(w, "  %-9s %s does not exist yet (watched for when it appears)\n", name, root)
 		return
 	}
-	fmt.Fprintf(w, "  %-9s watching %s\n", name, root)
+	safetext.Fprintf(w, "  %-9s watching %s\n", name, root)
 }
 
 // doctorSessions is how many watched sessions doctor explains.
@@ -118,13 +119,13 @@ func doctorDelivery(ctx context.Context, w io.Writer, cfg config.Config, live []
 	}
 	inj, err := daemon.NewInjector(cfg)
 	if err != nil {
-		fmt.Fprintf(w, "  order:    %s: %v\n", order, err)
+		safetext.Fprintf(w, "  order:    %s: %v\n", order, err)
 		return
 	}
-	fmt.Fprintf(w, "  order:    %s → %s; headless resume for: %s\n", order, orNone(inj.Backends()), orNone(resume))
+	safetext.Fprintf(w, "  order:    %s → %s; headless resume for: %s\n", order, orNone(inj.Backends()), orNone(resume))
 	db, ok, err := openInbox(cfg)
 	if err != nil {
-		fmt.Fprintf(w, "  sessions: cannot read the database: %v\n", err)
+		safetext.Fprintf(w, "  sessions: cannot read the database: %v\n", err)
 		return
 	}
 	if !ok {
@@ -134,7 +135,7 @@ func doctorDelivery(ctx context.Context, w io.Writer, cfg config.Config, live []
 	defer db.Close()
 	rows, err := db.Sessions(ctx)
 	if err != nil {
-		fmt.Fprintf(w, "  sessions: cannot read the database: %v\n", err)
+		safetext.Fprintf(w, "  sessions: cannot read the database: %v\n", err)
 		return
 	}
 	watched := map[string]bool{}
@@ -151,7 +152,7 @@ func doctorDelivery(ctx context.Context, w io.Writer, cfg config.Config, live []
 	}
 	for i, row := range rows {
 		if i == doctorSessions {
-			fmt.Fprintf(w, "  … and %d more sessions\n", len(rows)-i)
+			safetext.Fprintf(w, "  … and %d more sessions\n", len(rows)-i)
 			break
 		}
 		target, findings := daemon.ExplainDelivery(ctx, inj, row)
@@ -169,22 +170,22 @@ func doctorSession(w io.Writer, row inbox.SessionRow, t inject.Target, findings 
 			proc += " (" + t.Unfound.Error() + ")"
 		}
 	}
-	fmt.Fprintf(w, "  %s %s in %s: %s\n", row.Agent, row.Session, orNone([]string{row.Project}), proc)
+	safetext.Fprintf(w, "  %s %s in %s: %s\n", row.Agent, row.Session, orNone([]string{row.Project}), proc)
 	if row.Agent == "muse" && row.Path != "" {
-		fmt.Fprintf(w, "    read by %s\n", classify.MuseReadBy(row.Path))
+		safetext.Fprintf(w, "    read by %s\n", classify.MuseReadBy(row.Path))
 	}
 	used := false
 	for _, f := range findings {
 		switch {
 		case f.Use && f.Err == nil:
-			fmt.Fprintf(w, "    would type with %s into %s\n", f.Backend, f.Where)
+			safetext.Fprintf(w, "    would type with %s into %s\n", f.Backend, f.Where)
 			used = true
 		case f.Use:
-			fmt.Fprintf(w, "    %s at %s, but refused: %v\n", f.Backend, f.Where, f.Err)
+			safetext.Fprintf(w, "    %s at %s, but refused: %v\n", f.Backend, f.Where, f.Err)
 		case f.Err != nil:
-			fmt.Fprintf(w, "    not %s: %v\n", f.Backend, f.Err)
+			safetext.Fprintf(w, "    not %s: %v\n", f.Backend, f.Err)
 		default:
-			fmt.Fprintf(w, "    also %s at %s (not used: an earlier backend wins)\n", f.Backend, f.Where)
+			safetext.Fprintf(w, "    also %s at %s (not used: an earlier backend wins)\n", f.Backend, f.Where)
 		}
 	}
 	if !used {

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"nudge/internal/config"
 	"nudge/internal/inbox"
+	"nudge/internal/safetext"
 	"nudge/internal/web"
 )
 
@@ -125,9 +127,14 @@ func listEntries(cmd *cobra.Command, cfg config.Config, unread, asJSON bool) err
 		if !e.Read {
 			mark = "●"
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "%s %s  #%d  %s  %s  %s\n  %s\n", mark, e.Time.Local().Format(time.DateTime), e.ID, e.Agent, e.Project, e.Session, e.What)
+		safetext.Fprintf(cmd.OutOrStdout(), "%s %s  #%d  %s  %s  %s\n  %s\n", mark, e.Time.Local().Format(time.DateTime), e.ID, e.Agent, e.Project, e.Session, e.What)
 		if e.ErrorText != "" {
-			fmt.Fprintf(cmd.OutOrStdout(), "  error: %s\n", e.ErrorText)
+			// Line by line, each one plain.
+			label := "  error: "
+			for _, line := range strings.Split(strings.TrimRight(e.ErrorText, "\n"), "\n") {
+				safetext.Fprintf(cmd.OutOrStdout(), "%s%s\n", label, line)
+				label = "         "
+			}
 		}
 	}
 	return nil

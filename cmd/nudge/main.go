@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"nudge/internal/safetext"
 	"nudge/internal/version"
 )
 
@@ -31,7 +32,7 @@ func main() {
 	if err == nil {
 		os.Exit(exitOK)
 	}
-	fmt.Fprintln(os.Stderr, "nudge:", err)
+	safetext.Fprintf(os.Stderr, "nudge: %s\n", err)
 	var u usageError
 	if errors.As(err, &u) {
 		fmt.Fprintln(os.Stderr, "Run 'nudge --help' for usage.")

@@ -19,6 +19,7 @@ import (
 	"nudge/internal/explain"
 	"nudge/internal/inbox"
 	"nudge/internal/private"
+	"nudge/internal/safetext"
 	"nudge/internal/status"
 )
 
@@ -77,13 +78,13 @@ func printStatus(w io.Writer, st status.Status) {
 		if d.Ready {
 			ready = "ready"
 		}
-		fmt.Fprintf(w, "nudge %s running (pid %d) since %s, %s; %d files watched, %d open\n",
+		safetext.Fprintf(w, "nudge %s running (pid %d) since %s, %s; %d files watched, %d open\n",
 			d.Version, d.PID, d.StartedAt.Local().Format(time.DateTime), ready, d.FilesWatched, d.FilesOpen)
 	} else {
 		fmt.Fprintln(w, "nudge is not running")
 	}
 	if s := st.Settings; s != nil {
-		fmt.Fprintf(w, "retry after API errors: %s · continue after usage limit: %s%s\n", onOff(s.RetryEnabled), onOff(s.ContinueAfterUsageLimit), map[bool]string{true: " · PAUSED"}[s.Paused])
+		safetext.Fprintf(w, "retry after API errors: %s · continue after usage limit: %s%s\n", onOff(s.RetryEnabled), onOff(s.ContinueAfterUsageLimit), map[bool]string{true: " · PAUSED"}[s.Paused])
 	}
 	if len(st.Sessions) == 0 {
 		fmt.Fprintln(w, "no sessions seen yet")
@@ -92,7 +93,7 @@ func printStatus(w io.Writer, st status.Status) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "AGENT\tSESSION\tPROJECT\tSTATE")
 	for _, s := range st.Sessions {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Agent, s.Session, s.Project, describeState(s))
+		safetext.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Agent, s.Session, s.Project, describeState(s))
 	}
 	tw.Flush()
 }

@@ -10,6 +10,7 @@ import (
 
 	"nudge/internal/config"
 	"nudge/internal/private"
+	"nudge/internal/safetext"
 	"nudge/internal/wrap"
 )
 
@@ -55,14 +56,14 @@ func wrapSetup(cmd *cobra.Command) (dataDir string, log *slog.Logger, closeLog f
 	discard := slog.New(slog.DiscardHandler)
 	cfg, err := loadConfig(cmd)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "nudge wrap: %v (going on with the defaults)\n", err)
+		safetext.Fprintf(os.Stderr, "nudge wrap: %v (going on with the defaults)\n", err)
 		return config.DataDir(), discard, func() {}
 	}
 	// The log file only: the terminal belongs to the agent.
 	path := cfg.LogFile()
 	f, err := openAppend(path)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "nudge wrap: log: %v\n", err)
+		safetext.Fprintf(os.Stderr, "nudge wrap: log: %v\n", err)
 		return cfg.DataDir, discard, func() {}
 	}
 	log = slog.New(slog.NewJSONHandler(f, nil)).With("wrapper", os.Getpid())

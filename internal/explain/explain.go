@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"nudge/internal/inbox"
+	"nudge/internal/safetext"
 )
 
 // Reasons Find gives no session.
@@ -128,7 +129,8 @@ func optTime(t time.Time) *time.Time {
 	return &t
 }
 
-// Print writes the timeline in time order, events, decisions and attempts interleaved.
+// Print writes the timeline in time order, events, decisions and attempts
+// interleaved, for a person's terminal: the records' text as plain lines.
 func (t Timeline) Print(w io.Writer) {
 	type line struct {
 		at   time.Time
@@ -162,8 +164,8 @@ func (t Timeline) Print(w io.Writer) {
 		lines = append(lines, line{a.Started, "attempt   " + text})
 	}
 	sort.SliceStable(lines, func(i, j int) bool { return lines[i].at.Before(lines[j].at) })
-	fmt.Fprintf(w, "%s session %s in %s — now %s\n", t.Agent, t.Session, t.Project, t.State)
+	safetext.Fprintf(w, "%s session %s in %s — now %s\n", t.Agent, t.Session, t.Project, t.State)
 	for _, l := range lines {
-		fmt.Fprintf(w, "%s  %s\n", l.at.Local().Format("15:04:05.000"), l.text)
+		safetext.Fprintf(w, "%s  %s\n", l.at.Local().Format("15:04:05.000"), l.text)
 	}
 }
