@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"nudge/internal/config"
+	"nudge/internal/daemon"
 	"nudge/internal/inbox"
 	"nudge/internal/safetext"
 	"nudge/internal/web"
@@ -22,9 +23,9 @@ func newInboxCmd() *cobra.Command {
 		Short: "Show Inbox entries, newest first; open the Inbox window",
 		Long: `Show Inbox entries, newest first.
 
-With --url, print the Inbox window's address, including the per-install
-secret that lets a browser in (keep it to yourself). With --open, open the
-Inbox window in the default browser. Both need the daemon running.
+With --url, print a sign-in link to the Inbox window: it lets one page
+load in, once, within 5 minutes. With --open, open the Inbox window in the
+default browser. Both ask the running daemon.
 
 The subcommands change entries: "nudge inbox read ID..." marks entries read,
 "nudge inbox read-all" marks every entry read, "nudge inbox clear" removes
@@ -53,7 +54,7 @@ them all. ID is the number after "#" in "nudge inbox" (the "ID" of --json).`,
 	}
 	cmd.Flags().Bool("json", false, "print JSON")
 	cmd.Flags().Bool("unread", false, "only unread entries")
-	cmd.Flags().Bool("url", false, "print the Inbox window's address with its secret")
+	cmd.Flags().Bool("url", false, "print a one-time sign-in link to the Inbox window")
 	cmd.Flags().Bool("open", false, "open the Inbox window in the default browser")
 	cmd.MarkFlagsMutuallyExclusive("url", "open", "json")
 	cmd.AddCommand(
@@ -140,9 +141,9 @@ func listEntries(cmd *cobra.Command, cfg config.Config, unread, asJSON bool) err
 	return nil
 }
 
-// inboxChanger is what the change subcommands need: the running daemon's
-// Inbox window API (so an open window shows the change at once), or the
-// database itself when no daemon runs.
+// inboxChanger is what the change subcommands need: the running daemon
+// (so that an open Inbox window shows the change at once), or the database
+// itself when no daemon runs.
 type inboxChanger interface {
 	MarkRead(context.Context, int64) error
 	MarkAllRead(context.Context) error
@@ -154,13 +155,7 @@ func changeInbox(cmd *cobra.Command, change func(context.Context, inboxChanger) 
 	if err != nil {
 		return err
 	}
-	c, err := web.NewClient(cfg.DataDir)
-	if err == nil {
-		if err = change(cmd.Context(), c); !errors.Is(err, web.ErrNotServing) {
-			return err
-		}
-	}
-	if !errors.Is(err, web.ErrNotServing) {
+	if err := change(cmd.Context(), daemon.NewClient(cfg.DataDir)); !errors.Is(err, daemon.ErrNotRunning) {
 		return err
 	}
 	db, ok, err := openInbox(cfg)
@@ -174,23 +169,22 @@ func changeInbox(cmd *cobra.Command, change func(context.Context, inboxChanger) 
 	return change(cmd.Context(), db)
 }
 
-// servedURL is the running Inbox window's address with its secret.
+// servedURL is a one-time sign-in link to the running Inbox window, as
+// the daemon gives it over its control socket.
 func servedURL(ctx context.Context, cfg config.Config) (string, error) {
-	c, err := web.NewClient(cfg.DataDir)
-	if err == nil {
-		err = c.Ping(ctx)
-	}
+	link, err := daemon.NewClient(cfg.DataDir).InboxLaunch(ctx)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("the Inbox window: %w", err)
 	}
-	return web.PageURL(cfg.DataDir)
+	return link, nil
 }
 
-// openInboxWindow opens the daemon's launcher page in the default browser,
-// without a shell and without the secret on any command line.
+// openInboxWindow opens the Inbox window in the default browser, signed
+// in, without a shell and without the sign-in link on any command line.
 func openInboxWindow(ctx context.Context, cfg config.Config) error {
-	if _, err := servedURL(ctx, cfg); err != nil {
+	link, err := servedURL(ctx, cfg)
+	if err != nil {
 		return err
 	}
-	return web.OpenWindow(cfg.DataDir)
+	return web.OpenWindow(cfg.DataDir, link)
 }

@@ -16,7 +16,6 @@ import (
 	"nudge/internal/config"
 	"nudge/internal/daemon"
 	"nudge/internal/tray"
-	"nudge/internal/web"
 )
 
 func newRunCmd() *cobra.Command {
@@ -47,7 +46,7 @@ func newRunCmd() *cobra.Command {
 				logs.log.Info("tray: off (--headless)")
 				err = d.Run(ctx)
 			default:
-				err = runWithTray(ctx, cfg, d, logs.log)
+				err = runWithTray(ctx, d, logs.log)
 			}
 			if err != nil && !errors.Is(err, daemon.ErrAlreadyRunning) {
 				// Into the file only: main prints it once on stderr. A
@@ -76,7 +75,7 @@ func newRunCmd() *cobra.Command {
 // the daemon runs on another (PLATFORM.md §2). The icon goes once the
 // daemon has stopped (Quit from the menu or the CLI, SIGTERM, a failure);
 // without a display or session bus the daemon runs headless.
-func runWithTray(ctx context.Context, cfg config.Config, d *daemon.Daemon, log *slog.Logger) error {
+func runWithTray(ctx context.Context, d *daemon.Daemon, log *slog.Logger) error {
 	trayCtx, stopTray := context.WithCancel(context.Background())
 	defer stopTray()
 	done := make(chan error, 1)
@@ -85,18 +84,13 @@ func runWithTray(ctx context.Context, cfg config.Config, d *daemon.Daemon, log *
 		stopTray()
 	}()
 	err := tray.Run(trayCtx, tray.Spec{
-		Status:  d.Status,
-		Changed: d.Changed,
-		Change:  d.Change,
-		Unread:  d.Unread,
-		OpenInbox: func() error {
-			if _, err := d.InboxURL(); err != nil {
-				return err
-			}
-			return web.OpenWindow(cfg.DataDir)
-		},
-		Quit: d.Quit,
-		Log:  log,
+		Status:    d.Status,
+		Changed:   d.Changed,
+		Change:    d.Change,
+		Unread:    d.Unread,
+		OpenInbox: d.OpenInbox,
+		Quit:      d.Quit,
+		Log:       log,
 	})
 	if err != nil {
 		log.Info(err.Error() + "; running headless")

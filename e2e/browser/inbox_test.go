@@ -138,20 +138,12 @@ func TestInboxWindow(t *testing.T) {
 	w.startDaemon()
 	b := startBrowser(t)
 
-	pageURL, err := w.nudge("inbox", "--url")
-	must(t, err)
-	page := strings.TrimSpace(string(pageURL))
-	if !strings.HasPrefix(page, "http://127.0.0.1:") || !strings.Contains(page, "?token=") {
-		t.Fatalf("nudge inbox --url: %q", page)
-	}
-	b.open(page)
-	daemontest.Eventually(t, "the page live with the seeded entry", 15*time.Second, func() bool {
-		var live bool
-		b.run(`return document.body.dataset.live === '1' && document.querySelectorAll('#entries li.entry').length > 0`, &live)
-		return live
-	})
-	if u := b.url(); strings.Contains(u, "token") || u != page[:strings.Index(page, "?")] {
-		t.Errorf("the address still carries the secret, or is elsewhere: %s", u)
+	link := w.signInLink()
+	base := link[:strings.Index(link, "#")]
+	b.open(link)
+	b.waitLive()
+	if u := b.url(); u != base {
+		t.Errorf("the address still carries the sign-in link, or is elsewhere: %s", u)
 	}
 
 	// The seeded entry, with its error text shown as text and inert.
@@ -221,10 +213,9 @@ func TestInboxWindow(t *testing.T) {
 		t.Errorf("the session's state on the page: %q", sessionState)
 	}
 
-	// A parent agent asks about the child session.
-	secret := page[strings.Index(page, "token=")+len("token="):]
+	// A parent agent asks about the child session, with this run's secret.
 	var one struct{ Agent, State string }
-	getJSON(t, strings.Replace(page, "?token="+secret, "api/sessions/"+session, 1), secret, &one)
+	getJSON(t, base+"api/sessions/"+session, w.secret(), &one)
 	if one.Agent != "claude" || one.State != "failed" {
 		t.Errorf("GET /api/sessions/%s: %+v", session, one)
 	}
@@ -243,30 +234,85 @@ func TestInboxWindow(t *testing.T) {
 	b.click("#clear") // the second click confirms
 	daemontest.Eventually(t, "cleared", 10*time.Second, func() bool { return len(w.entries()) == 0 && len(b.entries()) == 0 })
 
-	// The launcher that `nudge inbox --open` opens signs a browser in
-	// without the secret on a command line.
-	b.do("DELETE", "/cookie", nil, nil)
-	b.open(page[:strings.Index(page, "?")])
-	var denied string
-	b.run(`return document.body.innerText`, &denied)
-	if !strings.Contains(denied, "unauthorized") {
-		t.Fatalf("without the cookie the page must refuse: %q", denied)
-	}
+	// A page load without a sign-in link of its own is not let in, and a
+	// sign-in link is good once.
+	b.run(`sessionStorage.clear(); return null`, nil)
+	b.open("about:blank")
+	b.open(base)
+	b.waitSignedOut("not signed in")
+	b.open("about:blank")
+	b.open(link)
+	b.waitSignedOut("already used")
+
+	// The launcher that `nudge inbox --open` writes signs a browser in
+	// without the link on a command line.
+	w.fakeOpener()
+	_, err := w.nudge("inbox", "--open")
+	must(t, err)
 	b.open("file://" + filepath.Join(w.data, "inbox.html"))
-	daemontest.Eventually(t, "the page opened through the launcher", 15*time.Second, func() bool {
+	b.waitLive()
+}
+
+// signInLink asks the daemon for a one-time sign-in link to its page.
+func (w *world) signInLink() string {
+	w.t.Helper()
+	out, err := w.nudge("inbox", "--url")
+	must(w.t, err)
+	link := strings.TrimSpace(string(out))
+	if !strings.HasPrefix(link, "http://127.0.0.1:") || !strings.Contains(link, "/#launch=") {
+		w.t.Fatalf("nudge inbox --url: %q", link)
+	}
+	return link
+}
+
+// secret is the daemon's secret of this run, as other tools read it.
+func (w *world) secret() string {
+	w.t.Helper()
+	b, err := os.ReadFile(filepath.Join(w.data, "web.secret"))
+	must(w.t, err)
+	return strings.TrimSpace(string(b))
+}
+
+// fakeOpener puts a browser opener on the CLI's PATH that records its
+// arguments in the returned file.
+func (w *world) fakeOpener() string {
+	w.t.Helper()
+	bin := w.t.TempDir()
+	args := filepath.Join(bin, "args")
+	must(w.t, os.WriteFile(filepath.Join(bin, "xdg-open"), []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" > "+args+"\n"), 0o755))
+	w.env = append(w.env, "PATH="+bin+":"+os.Getenv("PATH"))
+	return args
+}
+
+// waitLive waits until the page is signed in and shows the daemon's data.
+func (b *browser) waitLive() {
+	b.t.Helper()
+	daemontest.Eventually(b.t, "the page signed in and live", 15*time.Second, func() bool {
 		var live bool
 		b.run(`return !!document.body && document.body.dataset.live === '1'`, &live)
 		return live
 	})
 }
 
+// waitSignedOut waits until the page says it is not signed in, and why.
+func (b *browser) waitSignedOut(why string) {
+	b.t.Helper()
+	var text string
+	daemontest.Eventually(b.t, "the page to say it is signed out ("+why+")", 15*time.Second, func() bool {
+		b.run(`const p = document.getElementById('signed-out'); return p && !p.hidden ? p.textContent : ''`, &text)
+		return strings.Contains(text, why)
+	})
+	var live string
+	b.run(`return document.body.dataset.live || ''`, &live)
+	if live == "1" {
+		b.t.Errorf("signed out (%q), yet live", text)
+	}
+}
+
 func TestInboxOpenUsesLauncher(t *testing.T) {
 	w := newWorld(t)
 	w.startDaemon()
-	bin := t.TempDir()
-	args := filepath.Join(bin, "args")
-	must(t, os.WriteFile(filepath.Join(bin, "xdg-open"), []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" > "+args+"\n"), 0o755))
-	w.env = append(w.env, "PATH="+bin+":"+os.Getenv("PATH"))
+	args := w.fakeOpener()
 	_, err := w.nudge("inbox", "--open")
 	must(t, err)
 	var got []byte
@@ -279,10 +325,10 @@ func TestInboxOpenUsesLauncher(t *testing.T) {
 	}
 	launcher, err := os.ReadFile(filepath.Join(w.data, "inbox.html"))
 	must(t, err)
-	url, err := w.nudge("inbox", "--url")
-	must(t, err)
-	if !strings.Contains(string(launcher), strings.TrimSpace(string(url))) {
-		t.Fatalf("the launcher does not open %s:\n%s", url, launcher)
+	link := w.signInLink()
+	base := link[:strings.Index(link, "#")]
+	if !strings.Contains(string(launcher), base+"#launch=") || strings.Contains(string(launcher), link) {
+		t.Fatalf("the launcher must open its own one-time link to %s:\n%s", base, launcher)
 	}
 }
 
@@ -311,7 +357,7 @@ func TestInboxCLIChangesEntries(t *testing.T) {
 	if _, err := w.nudge("inbox", "read", "99999"); err == nil || !strings.Contains(err.Error(), "no Inbox entry 99999") {
 		t.Fatalf("unknown id: %v", err)
 	}
-	// With one, through its Inbox window API.
+	// With one, through the daemon.
 	w.startDaemon()
 	_, err = w.nudge("inbox", "read", fmt.Sprint(ids[0].ID))
 	must(t, err)
@@ -327,16 +373,21 @@ func TestInboxCLIChangesEntries(t *testing.T) {
 	check("clear", nil)
 }
 
-func getJSON(t *testing.T, url, secret string, out any) {
+func getJSON(t *testing.T, url, secret string, out any) { sendJSON(t, "GET", url, secret, out) }
+
+func postJSON(t *testing.T, url, secret string, out any) { sendJSON(t, "POST", url, secret, out) }
+
+// sendJSON sends a request with a bearer token and decodes the JSON answer.
+func sendJSON(t *testing.T, method, url, secret string, out any) {
 	t.Helper()
-	req, err := http.NewRequest("GET", url, nil)
+	req, err := http.NewRequest(method, url, nil)
 	must(t, err)
 	req.Header.Set("Authorization", "Bearer "+secret)
 	resp, err := http.DefaultClient.Do(req)
 	must(t, err)
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
-		t.Fatalf("GET %s: %s", url, resp.Status)
+		t.Fatalf("%s %s: %s", method, url, resp.Status)
 	}
 	must(t, json.NewDecoder(resp.Body).Decode(out))
 }

@@ -12,10 +12,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
+	"nudge/internal/inbox"
 	"nudge/internal/status"
-
 	"nudge/internal/usersock"
 )
 
@@ -33,6 +35,10 @@ type Control interface {
 	Quit()
 	// Changed is closed at the next change of Status.
 	Changed() <-chan struct{}
+	// Inbox is the daemon's own database: the CLI's changes go through
+	// it, so that an open Inbox window shows them at once.
+	Inbox() *inbox.DB
+	InboxLaunch() (string, error)
 }
 
 // serveControl answers the CLI on the control socket until ctx ends.
@@ -65,6 +71,28 @@ func serveControl(ctx context.Context, path string, c Control, log *slog.Logger)
 		w.WriteHeader(http.StatusNoContent)
 		go c.Quit()
 	})
+	mux.HandleFunc("POST /inbox/entries/{id}/read", func(w http.ResponseWriter, r *http.Request) {
+		id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+		if err != nil {
+			http.Error(w, "bad entry id", http.StatusBadRequest)
+			return
+		}
+		answer(w, c.Inbox().MarkRead(r.Context(), id))
+	})
+	mux.HandleFunc("POST /inbox/read-all", func(w http.ResponseWriter, r *http.Request) {
+		answer(w, c.Inbox().MarkAllRead(r.Context()))
+	})
+	mux.HandleFunc("POST /inbox/clear", func(w http.ResponseWriter, r *http.Request) {
+		answer(w, c.Inbox().Clear(r.Context()))
+	})
+	mux.HandleFunc("POST /inbox/launch", func(w http.ResponseWriter, r *http.Request) {
+		link, err := c.InboxLaunch()
+		if errors.Is(err, ErrNotServing) {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		writeJSON(w, launch{URL: link})
+	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	return func() {
@@ -73,6 +101,23 @@ func serveControl(ctx context.Context, path string, c Control, log *slog.Logger)
 		_ = srv.Shutdown(sctx)
 		_ = os.Remove(path)
 	}, nil
+}
+
+// launch is the answer of /inbox/launch.
+type launch struct {
+	URL string `json:"url"` // a one-time sign-in link to the Inbox window
+}
+
+// answer reports an Inbox change: 204, 404 for an unknown entry.
+func answer(w http.ResponseWriter, err error) {
+	switch {
+	case err == nil:
+		w.WriteHeader(http.StatusNoContent)
+	case errors.Is(err, inbox.ErrNotFound):
+		http.Error(w, err.Error(), http.StatusNotFound)
+	default:
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	}
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
@@ -108,6 +153,28 @@ func (c *Client) Quit(ctx context.Context) error {
 	return c.do(ctx, http.MethodPost, "/quit", nil, nil)
 }
 
+// MarkRead marks one Inbox entry read; an unknown id is inbox.ErrNotFound.
+func (c *Client) MarkRead(ctx context.Context, id int64) error {
+	return c.do(ctx, http.MethodPost, "/inbox/entries/"+strconv.FormatInt(id, 10)+"/read", nil, nil)
+}
+
+// MarkAllRead marks every Inbox entry read.
+func (c *Client) MarkAllRead(ctx context.Context) error {
+	return c.do(ctx, http.MethodPost, "/inbox/read-all", nil, nil)
+}
+
+// Clear removes every Inbox entry.
+func (c *Client) Clear(ctx context.Context) error {
+	return c.do(ctx, http.MethodPost, "/inbox/clear", nil, nil)
+}
+
+// InboxLaunch asks the running daemon for a new one-time sign-in link to
+// its Inbox window; ErrNotServing when it serves none.
+func (c *Client) InboxLaunch(ctx context.Context) (string, error) {
+	var l launch
+	return l.URL, c.do(ctx, http.MethodPost, "/inbox/launch", nil, &l)
+}
+
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader
 	if in != nil {
@@ -130,7 +197,12 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return fmt.Errorf("control %s: %w", path, err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
+	switch {
+	case resp.StatusCode == http.StatusNotFound && strings.HasPrefix(path, "/inbox/entries/"):
+		return fmt.Errorf("control %s: %w", path, inbox.ErrNotFound)
+	case resp.StatusCode == http.StatusServiceUnavailable:
+		return ErrNotServing
+	case resp.StatusCode >= 300:
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		return fmt.Errorf("control %s: %s: %s", path, resp.Status, bytes.TrimSpace(msg))
 	}

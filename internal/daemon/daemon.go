@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"nudge/internal/classify"
@@ -24,6 +25,7 @@ import (
 	"nudge/internal/status"
 	"nudge/internal/version"
 	"nudge/internal/watch"
+	"nudge/internal/web"
 )
 
 // Meta keys in the database.
@@ -72,6 +74,8 @@ type Daemon struct {
 	mu      sync.Mutex // guards view and changed
 	view    status.Status
 	changed chan struct{}
+
+	window atomic.Pointer[web.Server] // the running Inbox window (web.go)
 }
 
 // session is the daemon's memory of one session.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -37,9 +36,13 @@ type Entry struct {
 const keepAlive = 25 * time.Second
 
 type api struct {
-	d   Daemon
-	db  *inbox.DB
-	log *slog.Logger
+	d       Daemon
+	db      *inbox.DB
+	log     *slog.Logger
+	pages   *passes // the tokens of signed-in page loads
+	tickets *passes // event-stream tickets
+	// writeTimeout bounds each write of the event stream.
+	writeTimeout time.Duration
 }
 
 func (a *api) routes() http.Handler {
@@ -47,6 +50,8 @@ func (a *api) routes() http.Handler {
 	mux.HandleFunc("GET /{$}", a.asset("index.html", "text/html; charset=utf-8"))
 	mux.HandleFunc("GET /app.js", a.asset("app.js", "text/javascript; charset=utf-8"))
 	mux.HandleFunc("GET /app.css", a.asset("app.css", "text/css; charset=utf-8"))
+	mux.HandleFunc("POST /api/page", a.issue(a.pages, "token"))
+	mux.HandleFunc("POST /api/events/ticket", a.issue(a.tickets, "ticket"))
 	mux.HandleFunc("GET /api/status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, a.d.Status()) })
 	mux.HandleFunc("GET /api/sessions/{id}", a.session)
 	mux.HandleFunc("GET /api/entries", a.entries)
@@ -66,6 +71,15 @@ func (a *api) asset(name, contentType string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", contentType)
 		_, _ = w.Write(body)
+	}
+}
+
+// issue answers with a new pass of p, as {"<name>": "<pass>"}. The guard
+// has checked what the request traded for it: a sign-in link for a page
+// token, a page token for a ticket.
+func (a *api) issue(p *passes, name string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]string{name: p.issue()})
 	}
 }
 
@@ -146,7 +160,7 @@ func (a *api) settings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var ch status.SettingsChange
-	dec := json.NewDecoder(io.LimitReader(r.Body, 1<<16))
+	dec := json.NewDecoder(r.Body) // at most maxBody (guard)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&ch); err != nil {
 		http.Error(w, "bad settings change: "+err.Error(), http.StatusBadRequest)
@@ -161,16 +175,28 @@ func (a *api) settings(w http.ResponseWriter, r *http.Request) {
 }
 
 // events streams the status and the entries as server-sent events: both at
-// once on connect, then each again whenever it changed.
+// once on connect, then each again whenever it changed. The stream has no
+// overall time limit; each write must get through within a.writeTimeout.
 func (a *api) events(w http.ResponseWriter, r *http.Request) {
-	flusher, ok := w.(http.Flusher)
-	if !ok {
+	rc := http.NewResponseController(w)
+	// The request was read in full; the server's read timeout must not
+	// end the stream.
+	if err := rc.SetReadDeadline(time.Time{}); err != nil {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
+	send := func(format string, args ...any) error {
+		if err := rc.SetWriteDeadline(time.Now().Add(a.writeTimeout)); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, format, args...)
+		return rc.Flush()
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
-	flusher.Flush()
+	if send("") != nil {
+		return
+	}
 	var lastStatus, lastEntries []byte
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
@@ -195,22 +221,27 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 			a.log.Error("inbox window: encode entries", "err", err)
 			return
 		}
+		var out []byte
 		if !bytes.Equal(st, lastStatus) {
-			fmt.Fprintf(w, "event: status\ndata: %s\n\n", st)
+			out = fmt.Appendf(out, "event: status\ndata: %s\n\n", st)
 			lastStatus = st
 		}
 		if !bytes.Equal(ent, lastEntries) {
-			fmt.Fprintf(w, "event: entries\ndata: %s\n\n", ent)
+			out = fmt.Appendf(out, "event: entries\ndata: %s\n\n", ent)
 			lastEntries = ent
 		}
-		flusher.Flush()
+		if len(out) > 0 && send("%s", out) != nil {
+			return
+		}
 		select {
 		case <-r.Context().Done():
 			return
 		case <-daemonChanged:
 		case <-inboxChanged:
 		case <-tick.C:
-			fmt.Fprint(w, ": still here\n\n")
+			if send(": still here\n\n") != nil {
+				return
+			}
 		}
 	}
 }

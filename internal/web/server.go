@@ -1,13 +1,17 @@
 // Package web serves the Inbox window: one self-contained page and a JSON
-// API on a loopback port, answering only requests that carry the
-// per-install secret, name the listener itself as Host, and come from the
-// page's own origin (SPEC §6, §7).
+// API on a loopback port. The page itself holds nothing; every API request
+// must name the listener itself as Host, come from the page's own origin,
+// and carry a credential: the secret of this run (for other tools) or the
+// token of one page load, which a one-time sign-in link hands out and the
+// page keeps in its own tab (SPEC §6, §7; docs/security.md).
 package web
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/subtle"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,13 +27,41 @@ import (
 //go:embed assets
 var assets embed.FS
 
-// cookieName carries the secret after the page was opened with ?token=.
-const cookieName = "nudge_inbox"
-
 // contentPolicy allows only the page's own embedded script and style: no
 // inline script, no other origin, no framing.
 const contentPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// limits bound what a client may hold of the server.
+type limits struct {
+	readHeader, read time.Duration // a request's header; all of it, body included
+	write            time.Duration // an answer; on the event stream, each write
+	idle             time.Duration // between requests on a connection
+	// strangers is how many connections may be open at once without
+	// having shown a credential; one more waits up to strangerWait for
+	// room, then is closed.
+	strangers    int
+	strangerWait time.Duration
+}
+
+var defaultLimits = limits{
+	readHeader: 5 * time.Second, read: 10 * time.Second, write: 10 * time.Second, idle: 30 * time.Second,
+	strangers: 64, strangerWait: time.Second,
+}
+
+const (
+	maxHeaderBytes = 16 << 10
+	maxBody        = 64 << 10 // a request body, checked before the credential
+)
+
+// The credentials the server hands out.
+const (
+	launchTTL = 5 * time.Minute  // a sign-in link, good once
+	ticketTTL = 30 * time.Second // an event-stream ticket, good once
+	maxLaunch = 16
+	maxTicket = 64
+	maxPages  = 32 // page loads signed in at once; the oldest is signed out
+)
 
 // Daemon is what the Inbox window shows of, and changes in, the running daemon.
 type Daemon interface {
@@ -41,7 +73,6 @@ type Daemon interface {
 // Options configure the Inbox window.
 type Options struct {
 	Addr   string // web.addr: a loopback host and port; port 0 picks a free one
-	Secret string // the per-install secret (LoadSecret)
 	Daemon Daemon
 	Inbox  *inbox.DB
 	Log    *slog.Logger
@@ -49,19 +80,25 @@ type Options struct {
 
 // Server is the running Inbox window.
 type Server struct {
-	srv   *http.Server
-	url   string
-	hosts map[string]bool // the Host values that name this listener
-	stop  context.CancelFunc
-	done  chan struct{}
+	srv      *http.Server
+	url      string
+	hosts    map[string]bool // the Host values that name this listener
+	secret   string          // this run's secret, new at every start
+	launches *passes         // one-time sign-in links
+	pages    *passes         // the tokens of signed-in page loads
+	tickets  *passes         // one-time event-stream tickets
+	stop     context.CancelFunc
+	done     chan struct{}
 }
 
+// connKey carries a request's connection in its context.
+type connKey struct{}
+
 // Start binds o.Addr, which must be a loopback address, and serves until
-// Stop is called or ctx ends.
-func Start(ctx context.Context, o Options) (*Server, error) {
-	if len(o.Secret) < 32 {
-		return nil, errors.New("inbox window: the secret is missing or too short")
-	}
+// Stop is called or ctx ends, with a new secret.
+func Start(ctx context.Context, o Options) (*Server, error) { return start(ctx, o, defaultLimits) }
+
+func start(ctx context.Context, o Options, lim limits) (*Server, error) {
 	addr, err := loopback(o.Addr)
 	if err != nil {
 		return nil, err
@@ -73,23 +110,34 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	bound := ln.Addr().(*net.TCPAddr)
 	port := fmt.Sprint(bound.Port)
 	hostport := net.JoinHostPort(bound.IP.String(), port)
+	raw := make([]byte, 32)
+	_, _ = rand.Read(raw) // never fails (crypto/rand)
 	s := &Server{
-		url:   "http://" + hostport + "/",
-		hosts: map[string]bool{hostport: true, "localhost:" + port: true},
-		done:  make(chan struct{}),
+		url:      "http://" + hostport + "/",
+		hosts:    map[string]bool{hostport: true, "localhost:" + port: true},
+		secret:   hex.EncodeToString(raw),
+		launches: newPasses(launchTTL, maxLaunch, true),
+		pages:    newPasses(0, maxPages, false),
+		tickets:  newPasses(ticketTTL, maxTicket, true),
+		done:     make(chan struct{}),
 	}
 	ctx, s.stop = context.WithCancel(ctx)
-	api := &api{d: o.Daemon, db: o.Inbox, log: o.Log}
+	api := &api{d: o.Daemon, db: o.Inbox, log: o.Log, pages: s.pages, tickets: s.tickets, writeTimeout: lim.write}
 	s.srv = &http.Server{
-		Handler:           s.guard(o.Secret, api.routes()),
-		ReadHeaderTimeout: 5 * time.Second,
+		Handler:           s.guard(api.routes()),
+		ReadHeaderTimeout: lim.readHeader,
+		ReadTimeout:       lim.read,
+		WriteTimeout:      lim.write,
+		IdleTimeout:       lim.idle,
+		MaxHeaderBytes:    maxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return ctx }, // ends the event streams on Stop
+		ConnContext:       func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) },
 		ErrorLog:          slog.NewLogLogger(o.Log.Handler(), slog.LevelWarn),
 	}
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.srv.Serve(newGate(ln, lim.strangers, lim.strangerWait)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			o.Log.Error("inbox window stopped", "err", err)
 		}
 	}()
@@ -105,8 +153,13 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	return s, nil
 }
 
-// URL is the page's address without the secret, e.g. http://127.0.0.1:41234/.
+// URL is the page's address, e.g. http://127.0.0.1:41234/.
 func (s *Server) URL() string { return s.url }
+
+// LaunchURL is a new one-time sign-in link to the page: the first page
+// load that uses it, within launchTTL, is signed in; nothing else ever is
+// with it.
+func (s *Server) LaunchURL() string { return s.url + "#launch=" + s.launches.issue() }
 
 // Stop closes the listener and every open connection, and waits for it.
 func (s *Server) Stop() {
@@ -130,51 +183,84 @@ func loopback(addr string) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
-// guard applies the rules every request must pass, in order: the Host names
-// this listener (403, against DNS rebinding), an Origin, if sent, is the
-// page's own (403, against cross-site requests), and the secret is present
-// (401), as a cookie or a bearer token. Opening "/?token=SECRET" sets the
-// cookie and moves on to the page without the token in its address.
-func (s *Server) guard(secret string, next http.Handler) http.Handler {
-	valid := func(v string) bool { return subtle.ConstantTimeCompare([]byte(v), []byte(secret)) == 1 }
+// guard applies the rules every request must pass, in order: the Host
+// names this listener (403, against DNS rebinding), an Origin, if sent, is
+// the page's own (403, against cross-site requests), the body is not too
+// large (413), and, except for the page's own files, a credential (401).
+// A refused request's connection is closed at once.
+func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", contentPolicy)
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-store")
-		if !s.hosts[r.Host] {
-			http.Error(w, "forbidden: unknown host", http.StatusForbidden)
+		switch {
+		case !s.hosts[r.Host]:
+			refuse(w, http.StatusForbidden, "forbidden: unknown host")
+			return
+		case r.Header.Get("Origin") != "" && r.Header.Get("Origin") != "http://"+r.Host:
+			refuse(w, http.StatusForbidden, "forbidden: foreign origin")
+			return
+		case r.ContentLength > maxBody:
+			refuse(w, http.StatusRequestEntityTooLarge, "request body too large")
 			return
 		}
-		if o := r.Header.Get("Origin"); o != "" && o != "http://"+r.Host {
-			http.Error(w, "forbidden: foreign origin", http.StatusForbidden)
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		if pageFile(r) {
+			next.ServeHTTP(w, r)
 			return
 		}
-		if token := r.URL.Query().Get("token"); token != "" && r.Method == http.MethodGet && r.URL.Path == "/" {
-			if !valid(token) {
-				http.Error(w, "unauthorized", http.StatusUnauthorized)
-				return
-			}
-			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: secret, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-			enter(w)
+		if !s.signedIn(r) {
+			refuse(w, http.StatusUnauthorized, "unauthorized: open the Inbox with `nudge inbox --open`")
 			return
 		}
-		c, err := r.Cookie(cookieName)
-		bearer, hasBearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !(err == nil && valid(c.Value)) && !(hasBearer && valid(bearer)) {
-			http.Error(w, "unauthorized: open the Inbox with `nudge inbox --open`", http.StatusUnauthorized)
-			return
+		if c, ok := r.Context().Value(connKey{}).(*gatedConn); ok {
+			c.admit()
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// enter answers the opening request with a page that moves on to "/". A
-// page-initiated navigation rather than an HTTP redirect: when the opening
-// request came from elsewhere (a launcher file), a redirect chain would
-// stay cross-site and the SameSite=Strict cookie would not be sent.
-func enter(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_, _ = w.Write([]byte(`<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0; url=/"><title>nudge Inbox</title><a href="/">Open the Inbox</a>`))
+// pageFile reports whether r asks for one of the page's own files, which
+// hold nothing but the page: they are served without a credential, so
+// that a page can load and then sign in from its own tab.
+func pageFile(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	switch r.URL.Path {
+	case "/", "/app.js", "/app.css":
+		return true
+	}
+	return false
+}
+
+// signedIn reports whether r carries a credential good for what it asks:
+// a sign-in link to trade for a page token ("Authorization: Launch ..."
+// on POST /api/page), a ticket on the event stream (which cannot send
+// headers), or, for everything, this run's secret or a page token as a
+// bearer token.
+func (s *Server) signedIn(r *http.Request) bool {
+	auth := r.Header.Get("Authorization")
+	if r.Method == http.MethodPost && r.URL.Path == "/api/page" {
+		launch, ok := strings.CutPrefix(auth, "Launch ")
+		return ok && s.launches.use(launch)
+	}
+	if bearer, ok := strings.CutPrefix(auth, "Bearer "); ok {
+		return subtle.ConstantTimeCompare([]byte(bearer), []byte(s.secret)) == 1 || s.pages.use(bearer)
+	}
+	if r.Method == http.MethodGet && r.URL.Path == "/api/events" {
+		return s.tickets.use(r.URL.Query().Get("ticket"))
+	}
+	return false
+}
+
+// refuse answers a request that does not pass and drops its connection
+// right after: no waiting for a body it will not read, nor for another
+// request.
+func refuse(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Connection", "close")
+	http.Error(w, msg, code)
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 }

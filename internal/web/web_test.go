@@ -68,7 +68,9 @@ type fixture struct {
 	dir    string
 }
 
-func start(t *testing.T) *fixture {
+func serve(t *testing.T) *fixture { return serveLimited(t, defaultLimits) }
+
+func serveLimited(t *testing.T, lim limits) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	db, err := inbox.Open(filepath.Join(dir, "nudge.db"))
@@ -76,10 +78,6 @@ func start(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	secret, err := LoadSecret(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	d := &daemonPicture{changed: make(chan struct{}), st: status.Status{
 		Daemon:   &status.Daemon{PID: 42, Version: "test", Ready: true},
 		Settings: &status.Settings{RetryEnabled: true},
@@ -88,12 +86,12 @@ func start(t *testing.T) *fixture {
 			{Agent: "claude", Session: "4f2c9a1e-0000-4000-8000-000000000002", Project: "/home/p/web", State: "retrying"},
 		},
 	}}
-	srv, err := Start(context.Background(), Options{Addr: "127.0.0.1:0", Secret: secret, Daemon: d, Inbox: db, Log: slog.New(slog.DiscardHandler)})
+	srv, err := start(context.Background(), Options{Addr: "127.0.0.1:0", Daemon: d, Inbox: db, Log: slog.New(slog.DiscardHandler)}, lim)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Stop)
-	return &fixture{t: t, srv: srv, db: db, daemon: d, secret: secret, dir: dir}
+	return &fixture{t: t, srv: srv, db: db, daemon: d, secret: srv.secret, dir: dir}
 }
 
 func (f *fixture) seed(errorText string) {
@@ -146,7 +144,7 @@ func (f *fixture) expect(resp *http.Response, code int) string {
 
 func TestRefusesNonLoopbackAddress(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:0", ":0", "192.168.1.10:0", "example.com:80", "[::]:0", "127.0.0.1"} {
-		_, err := Start(context.Background(), Options{Addr: addr, Secret: strings.Repeat("a", 64), Log: slog.New(slog.DiscardHandler)})
+		_, err := Start(context.Background(), Options{Addr: addr, Log: slog.New(slog.DiscardHandler)})
 		if err == nil {
 			t.Errorf("web.addr %q was accepted", addr)
 			continue
@@ -155,7 +153,7 @@ func TestRefusesNonLoopbackAddress(t *testing.T) {
 			t.Errorf("web.addr %q: the error does not name it: %v", addr, err)
 		}
 	}
-	srv, err := Start(context.Background(), Options{Addr: "localhost:0", Secret: strings.Repeat("a", 64), Log: slog.New(slog.DiscardHandler)})
+	srv, err := Start(context.Background(), Options{Addr: "localhost:0", Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatalf("localhost refused: %v", err)
 	}
@@ -166,23 +164,29 @@ func TestRefusesNonLoopbackAddress(t *testing.T) {
 }
 
 func TestSecretIsRequired(t *testing.T) {
-	f := start(t)
+	f := serve(t)
 	for name, h := range map[string]map[string]string{
 		"none":         {"Authorization": ""},
 		"wrong bearer": {"Authorization": "Bearer " + strings.Repeat("0", 64)},
-		"wrong cookie": {"Authorization": "", "Cookie": cookieName + "=" + strings.Repeat("0", 64)},
 		"basic":        {"Authorization": "Basic " + f.secret},
+		// Browsers send cookies to every port of 127.0.0.1: a cookie is
+		// never a credential here, not even one holding the secret.
+		"secret as cookie": {"Authorization": "", "Cookie": "nudge_inbox=" + f.secret},
+		// A sign-in link is traded once on POST /api/page, nothing else.
+		"launch token as bearer": {"Authorization": "Bearer " + launchToken(t, f.srv.LaunchURL())},
+		"secret as launch":       {"Authorization": "Launch " + f.secret},
 	} {
-		for _, path := range []string{"/", "/app.js", "/api/status", "/api/entries", "/api/events", "/api/sessions/x"} {
+		for _, path := range []string{"/api/status", "/api/entries", "/api/events", "/api/sessions/x", "/nope"} {
 			if resp := f.request("GET", path, h, ""); resp.StatusCode != http.StatusUnauthorized {
 				t.Errorf("%s: GET %s: %s, want 401", name, path, resp.Status)
 			}
 		}
-		if resp := f.request("POST", "/api/entries/read-all", h, ""); resp.StatusCode != http.StatusUnauthorized {
-			t.Errorf("%s: POST read-all: %s, want 401", name, resp.Status)
+		for _, path := range []string{"/api/entries/read-all", "/api/events/ticket", "/api/page", "/api/settings"} {
+			if resp := f.request("POST", path, h, ""); resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("%s: POST %s: %s, want 401", name, path, resp.Status)
+			}
 		}
 	}
-	f.expect(f.request("GET", "/?token="+strings.Repeat("0", 64), map[string]string{"Authorization": ""}, ""), http.StatusUnauthorized)
 
 	// With the bearer secret, the API answers with the daemon's status as is.
 	var got status.Status
@@ -195,35 +199,124 @@ func TestSecretIsRequired(t *testing.T) {
 	}
 }
 
-func TestOpeningWithTokenSetsCookie(t *testing.T) {
-	f := start(t)
-	resp := f.request("GET", "/?token="+f.secret, map[string]string{"Authorization": ""}, "")
-	body := f.expect(resp, 200)
-	var cookie *http.Cookie
-	for _, c := range resp.Cookies() {
-		if c.Name == cookieName {
-			cookie = c
+// launchToken is the one-time token of a sign-in link.
+func launchToken(t *testing.T, link string) string {
+	t.Helper()
+	_, token, ok := strings.Cut(link, "#launch=")
+	if !ok || len(token) != 64 {
+		t.Fatalf("sign-in link %q", link)
+	}
+	return token
+}
+
+// signIn trades a sign-in link for a page token, as the page does.
+func (f *fixture) signIn(link string) (string, *http.Response) {
+	f.t.Helper()
+	resp := f.request("POST", "/api/page", map[string]string{"Authorization": "Launch " + launchToken(f.t, link)}, "")
+	if resp.StatusCode != 200 {
+		return "", resp
+	}
+	var got struct{ Token string }
+	must(f.t, json.NewDecoder(resp.Body).Decode(&got))
+	return got.Token, resp
+}
+
+func TestSignInLinkIsGoodOnce(t *testing.T) {
+	f := serve(t)
+	link := f.srv.LaunchURL()
+	if !strings.HasPrefix(link, f.srv.URL()+"#launch=") || strings.Contains(link, f.secret) {
+		t.Fatalf("sign-in link %q", link)
+	}
+	page, resp := f.signIn(link)
+	if page == "" || page == f.secret || page == launchToken(t, link) {
+		t.Fatalf("page token %q (%s)", page, resp.Status)
+	}
+	if _, resp := f.signIn(link); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a used sign-in link: %s, want 401", resp.Status)
+	}
+	// The page token opens the API, as a header only.
+	f.expect(f.request("GET", "/api/entries", map[string]string{"Authorization": "Bearer " + page}, ""), 200)
+	f.expect(f.request("GET", "/api/entries?token="+page, map[string]string{"Authorization": ""}, ""), http.StatusUnauthorized)
+	// Two page loads, two tokens.
+	if other, _ := f.signIn(f.srv.LaunchURL()); other == "" || other == page {
+		t.Fatalf("second page token %q", other)
+	}
+	// A link not used in time is no good.
+	late := f.srv.LaunchURL()
+	f.srv.launches.now = func() time.Time { return time.Now().Add(launchTTL + time.Second) }
+	if _, resp := f.signIn(late); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("an expired sign-in link: %s, want 401", resp.Status)
+	}
+}
+
+func TestEventStreamNeedsAOneTimeTicket(t *testing.T) {
+	f := serve(t)
+	page, _ := f.signIn(f.srv.LaunchURL())
+	var got struct{ Ticket string }
+	must(t, json.Unmarshal([]byte(f.expect(f.request("POST", "/api/events/ticket", map[string]string{"Authorization": "Bearer " + page}, ""), 200)), &got))
+	noAuth := map[string]string{"Authorization": ""}
+	f.expect(f.request("GET", "/api/events?ticket="+strings.Repeat("0", 64), noAuth, ""), http.StatusUnauthorized)
+	resp := f.request("GET", "/api/events?ticket="+got.Ticket, noAuth, "")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("events with a ticket: %s", resp.Status)
+	}
+	resp.Body.Close()
+	f.expect(f.request("GET", "/api/events?ticket="+got.Ticket, noAuth, ""), http.StatusUnauthorized)
+	// A ticket opens the stream and nothing else.
+	must(t, json.Unmarshal([]byte(f.expect(f.request("POST", "/api/events/ticket", nil, ""), 200)), &got))
+	f.expect(f.request("GET", "/api/entries?ticket="+got.Ticket, noAuth, ""), http.StatusUnauthorized)
+	f.expect(f.request("GET", "/api/entries", map[string]string{"Authorization": "Bearer " + got.Ticket}, ""), http.StatusUnauthorized)
+}
+
+func TestNoCookieIsEverSet(t *testing.T) {
+	f := serve(t)
+	page, resp := f.signIn(f.srv.LaunchURL())
+	all := []*http.Response{resp}
+	bearer := map[string]string{"Authorization": "Bearer " + page}
+	for _, path := range []string{"/", "/app.js", "/app.css", "/api/status", "/api/entries", "/nope"} {
+		all = append(all, f.request("GET", path, bearer, ""), f.request("GET", path, map[string]string{"Authorization": ""}, ""))
+	}
+	all = append(all, f.request("POST", "/api/events/ticket", bearer, ""))
+	for _, r := range all {
+		if c := r.Header.Values("Set-Cookie"); len(c) > 0 {
+			t.Errorf("%s %s set a cookie: %q", r.Request.Method, r.Request.URL, c)
 		}
 	}
-	if cookie == nil || cookie.Value != f.secret || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
-		t.Fatalf("cookie: %+v (Set-Cookie %q)", cookie, resp.Header.Values("Set-Cookie"))
+}
+
+func TestSecretIsNewAtEveryStart(t *testing.T) {
+	a, b := serve(t), serve(t)
+	if len(a.secret) != 64 || a.secret == b.secret {
+		t.Fatalf("secrets %q and %q", a.secret, b.secret)
 	}
-	if !strings.Contains(body, `url=/"`) || strings.Contains(body, f.secret) {
-		t.Errorf("the opening page must move on to / without the token: %s", body)
-	}
-	page := f.request("GET", "/", map[string]string{"Authorization": "", "Cookie": cookieName + "=" + f.secret}, "")
+	a.expect(a.request("GET", "/api/status", map[string]string{"Authorization": "Bearer " + b.secret}, ""), http.StatusUnauthorized)
+	page, _ := a.signIn(a.srv.LaunchURL())
+	b.expect(b.request("GET", "/api/status", map[string]string{"Authorization": "Bearer " + page}, ""), http.StatusUnauthorized)
+}
+
+func TestPageHoldsNothing(t *testing.T) {
+	f := serve(t)
+	noAuth := map[string]string{"Authorization": ""}
+	page := f.request("GET", "/", noAuth, "")
 	html := f.expect(page, 200)
 	if !strings.Contains(html, `<script src="/app.js"`) || strings.Contains(html, "<script>") {
 		t.Errorf("page: scripts must come from /app.js only:\n%s", html)
 	}
 	csp := page.Header.Get("Content-Security-Policy")
-	if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") {
+	if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") || !strings.Contains(csp, "frame-ancestors 'none'") {
 		t.Errorf("Content-Security-Policy: %q", csp)
+	}
+	f.seed("an error text of the person's")
+	for _, path := range []string{"/", "/app.js", "/app.css", "/?token=" + f.secret} {
+		body := f.expect(f.request("GET", path, noAuth, ""), 200)
+		if strings.Contains(body, "an error text") || strings.Contains(body, f.secret) {
+			t.Errorf("%s shows data", path)
+		}
 	}
 }
 
 func TestForeignHostIsRefused(t *testing.T) {
-	f := start(t)
+	f := serve(t)
 	port := f.srv.URL()[strings.LastIndex(f.srv.URL(), ":")+1 : len(f.srv.URL())-1]
 	for _, host := range []string{"evil.example:" + port, "evil.example", "127.0.0.1:1", "127.0.0.2:" + port} {
 		if resp := f.request("GET", "/api/status", map[string]string{"Host": host}, ""); resp.StatusCode != http.StatusForbidden {
@@ -234,7 +327,7 @@ func TestForeignHostIsRefused(t *testing.T) {
 }
 
 func TestForeignOriginIsRefused(t *testing.T) {
-	f := start(t)
+	f := serve(t)
 	f.seed("boom")
 	own := strings.TrimSuffix(f.srv.URL(), "/")
 	for _, origin := range []string{"http://evil.example", "null", "http://127.0.0.1:1", "https://" + strings.TrimPrefix(own, "http://")} {
@@ -255,7 +348,7 @@ func TestForeignOriginIsRefused(t *testing.T) {
 }
 
 func TestStateChangesOnlyByPost(t *testing.T) {
-	f := start(t)
+	f := serve(t)
 	f.seed("boom")
 	es, _ := f.db.Entries(context.Background(), false)
 	id := es[0].ID
@@ -274,7 +367,7 @@ func TestStateChangesOnlyByPost(t *testing.T) {
 func jsonID(id int64) string { b, _ := json.Marshal(id); return string(b) }
 
 func TestEntriesAndSettings(t *testing.T) {
-	f := start(t)
+	f := serve(t)
 	f.seed("first")
 	f.seed(`<img src=x onerror=alert(1)>`)
 	var es []Entry
@@ -303,7 +396,7 @@ func TestEntriesAndSettings(t *testing.T) {
 }
 
 func TestOneSession(t *testing.T) {
-	f := start(t)
+	f := serve(t)
 	var s status.Session
 	must(t, json.Unmarshal([]byte(f.expect(f.request("GET", "/api/sessions/4f2c9a1e-0000-4000-8000-000000000001", nil, ""), 200)), &s))
 	if s.Agent != "kimi" || s.State != "failed" {
@@ -318,7 +411,7 @@ func TestOneSession(t *testing.T) {
 }
 
 func TestEventsFollowChanges(t *testing.T) {
-	f := start(t)
+	f := serve(t)
 	resp := f.request("GET", "/api/events", nil, "")
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("events: %s %s", resp.Status, resp.Header.Get("Content-Type"))
@@ -373,75 +466,44 @@ func TestEventsFollowChanges(t *testing.T) {
 	}
 }
 
-func TestSecretIsCreatedOnceUserOnly(t *testing.T) {
-	dir := t.TempDir()
-	a, err := LoadSecret(dir)
-	must(t, err)
-	b, err := LoadSecret(dir)
-	must(t, err)
-	if a != b || len(a) != 64 {
-		t.Fatalf("secret changed or short: %q %q", a, b)
-	}
-	fi, err := os.Stat(filepath.Join(dir, secretFile))
-	must(t, err)
-	if fi.Mode().Perm() != 0o600 {
-		t.Fatalf("secret file mode %v", fi.Mode())
-	}
-	other, err := LoadSecret(t.TempDir())
-	must(t, err)
-	if other == a {
-		t.Fatal("two installs share a secret")
-	}
-	must(t, os.WriteFile(filepath.Join(dir, secretFile), []byte("short\n"), 0o600))
-	if _, err := LoadSecret(dir); err == nil {
-		t.Fatal("a damaged secret was accepted")
-	}
-}
-
-func TestClientAndPublishedAddress(t *testing.T) {
-	f := start(t)
-	if _, err := NewClient(f.dir); !errors.Is(err, ErrNotServing) {
-		t.Fatalf("no address published: %v", err)
-	}
-	must(t, Publish(f.dir, f.srv.URL(), f.secret))
-	for _, name := range []string{addressFile, launcherFile} {
-		fi, err := os.Stat(filepath.Join(f.dir, name))
+func TestPublishAndLauncher(t *testing.T) {
+	f := serve(t)
+	must(t, f.srv.Publish(f.dir))
+	for name, want := range map[string]string{secretFile: f.secret + "\n", addressFile: f.srv.URL() + "\n"} {
+		path := filepath.Join(f.dir, name)
+		b, err := os.ReadFile(path)
 		must(t, err)
-		if fi.Mode().Perm() != 0o600 {
-			t.Errorf("%s mode %v", name, fi.Mode())
+		fi, _ := os.Stat(path)
+		if string(b) != want || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %q mode %v", name, b, fi.Mode())
 		}
 	}
-	url, err := PageURL(f.dir)
-	must(t, err)
-	if url != f.srv.URL()+"?token="+f.secret {
-		t.Fatalf("page URL %q", url)
+	bin := t.TempDir()
+	args := filepath.Join(bin, "args")
+	must(t, os.WriteFile(filepath.Join(bin, "xdg-open"), []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" > "+args+"\n"), 0o755))
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	link := f.srv.LaunchURL()
+	must(t, OpenWindow(f.dir, link))
+	launcher := filepath.Join(f.dir, launcherFile)
+	var got []byte
+	for deadline := time.Now().Add(10 * time.Second); len(got) == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		got, _ = os.ReadFile(args)
 	}
-	launcher, _ := os.ReadFile(Launcher(f.dir))
-	if !strings.Contains(string(launcher), `url=`+url+`"`) {
-		t.Fatalf("launcher: %s", launcher)
+	if strings.TrimSpace(string(got)) != launcher {
+		t.Fatalf("the opener got %q, want the launcher %s", got, launcher)
 	}
-	f.seed("x")
-	c, err := NewClient(f.dir)
-	must(t, err)
-	must(t, c.Ping(context.Background()))
-	if err := c.MarkRead(context.Background(), 999999); !errors.Is(err, inbox.ErrNotFound) {
-		t.Fatalf("unknown entry: %v", err)
+	page, _ := os.ReadFile(launcher)
+	if !strings.Contains(string(page), `url=`+link+`"`) || strings.Contains(string(page), f.secret) {
+		t.Fatalf("launcher: %s", page)
 	}
-	must(t, c.MarkAllRead(context.Background()))
-	if es, _ := f.db.Entries(context.Background(), true); len(es) != 0 {
-		t.Fatal("MarkAllRead through the client did nothing")
-	}
-	must(t, c.Clear(context.Background()))
-	if es, _ := f.db.Entries(context.Background(), false); len(es) != 0 {
-		t.Fatal("Clear through the client did nothing")
-	}
-	f.srv.Stop()
-	if err := c.Ping(context.Background()); !errors.Is(err, ErrNotServing) {
-		t.Fatalf("stopped server: %v", err)
+	if fi, _ := os.Stat(launcher); fi.Mode().Perm() != 0o600 {
+		t.Errorf("launcher mode %v", fi.Mode())
 	}
 	Unpublish(f.dir)
-	if _, err := PageURL(f.dir); !errors.Is(err, ErrNotServing) {
-		t.Fatalf("after Unpublish: %v", err)
+	for _, name := range []string{secretFile, addressFile, launcherFile} {
+		if _, err := os.Stat(filepath.Join(f.dir, name)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s after Unpublish: %v", name, err)
+		}
 	}
 }
 

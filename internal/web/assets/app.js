@@ -152,15 +152,61 @@
     c.classList.toggle('lost', lost);
   }
 
+  // Signing in (docs/security.md). A sign-in link carries a one-time
+  // launch token in its fragment; the page trades it for a token of its
+  // own, kept in this tab's sessionStorage and sent as a header. Never a
+  // cookie: a browser sends cookies to every port of 127.0.0.1. The event
+  // stream, which cannot send headers, gets a one-time ticket each time it
+  // connects.
+  const tokenKey = 'nudge.page';
+  let token = '';
+
+  function auth() {
+    return { Authorization: 'Bearer ' + token };
+  }
+
+  // signIn returns the page's token, or '' with the reason it has none.
+  async function signIn() {
+    const m = /^#launch=([0-9a-f]{64})$/.exec(location.hash);
+    if (location.hash) history.replaceState(null, '', location.pathname + location.search);
+    if (m) {
+      try {
+        const r = await fetch('/api/page', { method: 'POST', headers: { Authorization: 'Launch ' + m[1] }, credentials: 'omit', cache: 'no-store' });
+        if (r.ok) {
+          sessionStorage.setItem(tokenKey, (await r.json()).token);
+        } else if (!sessionStorage.getItem(tokenKey)) {
+          return ['', 'This sign-in link was already used or has expired.'];
+        }
+      } catch (err) {
+        return ['', 'Could not reach nudge: ' + err];
+      }
+    }
+    const stored = sessionStorage.getItem(tokenKey) || '';
+    return [stored, stored ? '' : 'This page is not signed in.'];
+  }
+
+  function signedOut(why) {
+    sessionStorage.removeItem(tokenKey);
+    token = '';
+    document.body.dataset.live = '';
+    showConnection('signed out', true);
+    const p = $('signed-out');
+    p.textContent = why + ' Open the Inbox again from the menu-bar icon or with “nudge inbox --open”.';
+    p.hidden = false;
+  }
+
+  const forgotten = 'nudge no longer knows this page: it was restarted, or signed this page out.';
+
   async function post(path, body) {
-    const init = { method: 'POST', credentials: 'same-origin' };
+    const init = { method: 'POST', headers: auth(), credentials: 'omit', cache: 'no-store' };
     if (body !== undefined) {
-      init.headers = { 'Content-Type': 'application/json' };
+      init.headers['Content-Type'] = 'application/json';
       init.body = JSON.stringify(body);
     }
     try {
       const r = await fetch(path, init);
-      if (!r.ok) showConnection('Could not save: ' + r.status + ' ' + (await r.text()).trim(), true);
+      if (r.status === 401) signedOut(forgotten);
+      else if (!r.ok) showConnection('Could not save: ' + r.status + ' ' + (await r.text()).trim(), true);
     } catch (err) {
       showConnection('Could not reach nudge: ' + err, true);
     }
@@ -188,17 +234,53 @@
     armed = setTimeout(() => { armed = null; clear.textContent = 'Clear'; clear.classList.remove('armed'); }, 4000);
   });
 
-  const events = new EventSource('/api/events');
-  events.addEventListener('open', () => showConnection('live', false));
-  events.addEventListener('error', () => showConnection('connection lost — reconnecting…', true));
-  events.addEventListener('status', (ev) => {
-    status = JSON.parse(ev.data);
-    renderStatus();
-    document.body.dataset.live = '1';
-  });
-  events.addEventListener('entries', (ev) => {
-    entries = JSON.parse(ev.data) || [];
-    renderEntries();
+  let retryIn = 1000;
+
+  // connect opens the event stream with a new ticket, and again after it drops.
+  async function connect() {
+    let ticket;
+    try {
+      const r = await fetch('/api/events/ticket', { method: 'POST', headers: auth(), credentials: 'omit', cache: 'no-store' });
+      if (r.status === 401) {
+        signedOut(forgotten);
+        return;
+      }
+      if (!r.ok) throw new Error(r.status + ' ' + r.statusText);
+      ticket = (await r.json()).ticket;
+    } catch (err) {
+      reconnectLater();
+      return;
+    }
+    const events = new EventSource('/api/events?ticket=' + encodeURIComponent(ticket));
+    events.addEventListener('open', () => {
+      retryIn = 1000;
+      showConnection('live', false);
+    });
+    events.addEventListener('error', () => {
+      events.close();
+      reconnectLater();
+    });
+    events.addEventListener('status', (ev) => {
+      status = JSON.parse(ev.data);
+      renderStatus();
+      document.body.dataset.live = '1';
+    });
+    events.addEventListener('entries', (ev) => {
+      entries = JSON.parse(ev.data) || [];
+      renderEntries();
+    });
+  }
+
+  function reconnectLater() {
+    showConnection('connection lost — reconnecting…', true);
+    setTimeout(connect, retryIn);
+    retryIn = Math.min(retryIn * 2, 30000);
+  }
+
+  signIn().then(([t, why]) => {
+    token = t;
+    if (token) connect();
+    else signedOut(why);
   });
 
   // Countdowns and "N min ago" move on by themselves.
