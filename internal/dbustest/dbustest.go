@@ -117,6 +117,7 @@ type Notification struct {
 type Recorder struct {
 	conn *dbus.Conn
 	got  chan Notification
+	srv  *server
 }
 
 // NewRecorder connects to the bus at addr and takes the notification
@@ -127,7 +128,8 @@ func NewRecorder(addr string) (*Recorder, error) {
 		return nil, fmt.Errorf("dbustest: connect %s: %w", addr, err)
 	}
 	r := &Recorder{conn: conn, got: make(chan Notification, 256)}
-	if err := conn.Export(&server{rec: r}, path, name); err != nil {
+	r.srv = &server{rec: r, caps: []string{"body"}}
+	if err := conn.Export(r.srv, path, name); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("dbustest: export %s: %w", path, err)
 	}
@@ -165,6 +167,14 @@ func (r *Recorder) Next(t testing.TB) Notification {
 	}
 }
 
+// SetCapabilities sets what the server reports it can do (default: plain
+// "body"; a server that renders markup in bodies adds "body-markup").
+func (r *Recorder) SetCapabilities(caps ...string) {
+	r.srv.mu.Lock()
+	defer r.srv.mu.Unlock()
+	r.srv.caps = caps
+}
+
 // Close gives up the name (so it is free when Close returns) and
 // disconnects.
 func (r *Recorder) Close() error {
@@ -174,9 +184,10 @@ func (r *Recorder) Close() error {
 
 // server is the exported D-Bus object: its methods are the interface.
 type server struct {
-	rec *Recorder
-	mu  sync.Mutex
-	id  uint32
+	rec  *Recorder
+	mu   sync.Mutex
+	id   uint32
+	caps []string
 }
 
 // Notify records the call and returns an increasing id.
@@ -194,8 +205,12 @@ func (s *server) Notify(app string, replaces uint32, icon, summary, body string,
 	return id, nil
 }
 
-// GetCapabilities reports plain body text.
-func (s *server) GetCapabilities() ([]string, *dbus.Error) { return []string{"body"}, nil }
+// GetCapabilities reports the capabilities set with SetCapabilities.
+func (s *server) GetCapabilities() ([]string, *dbus.Error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caps, nil
+}
 
 // GetServerInformation names the recorder.
 func (s *server) GetServerInformation() (name, vendor, version, spec string, err *dbus.Error) {

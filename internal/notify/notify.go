@@ -150,7 +150,7 @@ func (n *Notifier) Close(ctx context.Context) error {
 // desktop shows m on the desktop, giving up on waiting after desktopTimeout.
 func (n *Notifier) desktop(m Message) {
 	done := make(chan error, 1)
-	go func() { done <- beeep.Notify(m.Title, m.Body, "") }()
+	go func() { done <- beeep.Notify(desktopText(m.Title, false), desktopText(m.Body, bodyMarkup()), "") }()
 	select {
 	case err := <-done:
 		if err != nil {
