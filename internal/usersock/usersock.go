@@ -56,13 +56,27 @@ func (l *sameUser) Accept() (net.Conn, error) {
 	}
 }
 
-// Client is an HTTP client whose every request goes to the socket at path.
+// Client is an HTTP client whose every request goes to the socket at path,
+// and only when this user serves it: a socket another user put there
+// never gets a request.
 func Client(path string, timeout time.Duration) *http.Client {
 	return &http.Client{
 		Timeout: timeout,
 		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
-			return d.DialContext(ctx, "unix", path)
+			c, err := d.DialContext(ctx, "unix", path)
+			if err != nil {
+				return nil, err
+			}
+			uid, err := peerUID(c.(*net.UnixConn))
+			if err == nil && uid != os.Getuid() {
+				err = fmt.Errorf("socket %s is served by another user (uid %d), not by you", path, uid)
+			}
+			if err != nil {
+				c.Close()
+				return nil, err
+			}
+			return c, nil
 		}},
 	}
 }
