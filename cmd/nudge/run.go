@@ -116,7 +116,7 @@ func openLog(cfg config.Config) (daemonLogs, error) {
 	if err := level.UnmarshalText([]byte(strings.ToUpper(cfg.Log.Level))); err != nil {
 		return daemonLogs{}, usageError{fmt.Errorf("log.level %q: %w", cfg.Log.Level, err)}
 	}
-	f, err := openAppend(cfg.LogFile())
+	f, err := openLogFile(cfg)
 	if err != nil {
 		return daemonLogs{}, err
 	}

@@ -60,8 +60,7 @@ func wrapSetup(cmd *cobra.Command) (dataDir string, log *slog.Logger, closeLog f
 		return config.DataDir(), discard, func() {}
 	}
 	// The log file only: the terminal belongs to the agent.
-	path := cfg.LogFile()
-	f, err := openAppend(path)
+	f, err := openLogFile(cfg)
 	if err != nil {
 		safetext.Fprintf(os.Stderr, "nudge wrap: log: %v\n", err)
 		return cfg.DataDir, discard, func() {}
@@ -70,10 +69,15 @@ func wrapSetup(cmd *cobra.Command) (dataDir string, log *slog.Logger, closeLog f
 	return cfg.DataDir, log, func() { _ = f.Close() }
 }
 
-// openAppend opens the log file at path for appending, in a folder of
-// this user alone, never through a link.
-func openAppend(path string) (*os.File, error) {
-	if err := private.Folder("log folder", filepath.Dir(path)); err != nil {
+// openLogFile opens the log file for appending, in a folder of this user
+// alone (the data folder, when the log lives there), never through a link.
+func openLogFile(cfg config.Config) (*os.File, error) {
+	path := cfg.LogFile()
+	folder := "log folder"
+	if filepath.Dir(path) == filepath.Clean(cfg.DataDir) {
+		folder = "data folder"
+	}
+	if err := private.Folder(folder, filepath.Dir(path)); err != nil {
 		return nil, err
 	}
 	f, err := private.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
