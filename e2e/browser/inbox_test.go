@@ -18,10 +18,11 @@ import (
 	"time"
 
 	"nudge/e2e/daemontest"
+	"nudge/e2e/snoop"
 	"nudge/internal/inbox"
 )
 
-func TestMain(m *testing.M) { daemontest.Main(m) }
+func TestMain(m *testing.M) { daemontest.Main(m, snoop.Cmd) }
 
 // xss is error text that would run script if the page put it in as markup.
 const xss = `<img src=x onerror=alert(1)> <script>document.title="owned"</script>`
