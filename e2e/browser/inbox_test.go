@@ -146,6 +146,15 @@ func TestInboxWindow(t *testing.T) {
 	if u := b.url(); u != base {
 		t.Errorf("the address still carries the sign-in link, or is elsewhere: %s", u)
 	}
+	// A reload stays signed in: the token is kept in the tab.
+	b.run(`window.beforeReload = true; return null`, nil)
+	b.open(base)
+	var reloaded bool
+	b.run(`return window.beforeReload !== true`, &reloaded)
+	if !reloaded {
+		t.Fatal("the page did not reload")
+	}
+	b.waitLive()
 
 	// The seeded entry, with its error text shown as text and inert.
 	es := b.entries()
