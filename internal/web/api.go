@@ -185,16 +185,18 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
-	send := func(format string, args ...any) error {
+	send := func(b []byte) error {
 		if err := rc.SetWriteDeadline(time.Now().Add(a.writeTimeout)); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, format, args...)
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
 		return rc.Flush()
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
-	if send("") != nil {
+	if send(nil) != nil {
 		return
 	}
 	var lastStatus, lastEntries []byte
@@ -230,7 +232,7 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 			out = fmt.Appendf(out, "event: entries\ndata: %s\n\n", ent)
 			lastEntries = ent
 		}
-		if len(out) > 0 && send("%s", out) != nil {
+		if len(out) > 0 && send(out) != nil {
 			return
 		}
 		select {
@@ -239,7 +241,7 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 		case <-daemonChanged:
 		case <-inboxChanged:
 		case <-tick.C:
-			if send(": still here\n\n") != nil {
+			if send([]byte(": still here\n\n")) != nil {
 				return
 			}
 		}
