@@ -438,3 +438,23 @@ func TestTogglesOnlyWhenAllowed(t *testing.T) {
 		t.Errorf("nudge status after set_toggles: %s %v", out, err)
 	}
 }
+
+// TestDataFolderOthersCanChangeIsRefused: a data folder others can write
+// to is not read; the tools say which folder and what to do.
+func TestDataFolderOthersCanChangeIsRefused(t *testing.T) {
+	w := newWorld(t)
+	w.startDaemon()
+	if _, err := daemontest.CLI(w.env, "quit"); err != nil {
+		t.Fatal(err)
+	}
+	w.daemon.Exit(t)
+	data := filepath.Join(w.dir, "data")
+	if err := os.Chmod(data, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	cs := w.connect()
+	var got any
+	if msg := call(t, cs, "list_inbox", map[string]any{}, &got); !strings.Contains(msg, "data folder "+data) || !strings.Contains(msg, "chmod 700") {
+		t.Fatalf("list_inbox in a folder others can change: %q, %v", msg, got)
+	}
+}

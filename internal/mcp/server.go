@@ -20,6 +20,7 @@ import (
 
 	"nudge/internal/explain"
 	"nudge/internal/inbox"
+	"nudge/internal/private"
 	"nudge/internal/status"
 	"nudge/internal/web"
 )
@@ -160,8 +161,12 @@ func (s *server) sessions(ctx context.Context) ([]status.Session, bool, error) {
 	return s.opts.Stored(rows, time.Now()), false, nil
 }
 
-// open opens the daemon's database read-only.
+// open opens the daemon's database read-only, in a data folder of this
+// user alone (a missing one is fs.ErrNotExist).
 func (s *server) open() (*inbox.DB, error) {
+	if err := private.Check("data folder", s.opts.DataDir); err != nil {
+		return nil, err
+	}
 	return inbox.OpenReadOnly(filepath.Join(s.opts.DataDir, "nudge.db"))
 }
 
