@@ -70,7 +70,7 @@ const (
 // Locate asks the application whether one of its sessions is on the
 // agent's terminal; an application that is not running is not started.
 func (a *AppleScript) Locate(ctx context.Context, t Target) (Where, error) {
-	agent, tty, err := agentOnTerminal(ctx, t)
+	agent, tty, err := agentOnTerminal(t)
 	if err != nil {
 		return Where{}, err
 	}
@@ -81,7 +81,7 @@ func (a *AppleScript) Locate(ctx context.Context, t Target) (Where, error) {
 	if out != appleFound {
 		return Where{}, refuse(ErrNotInTerminal, "no %s session is on %s (pid %d's terminal)", a.app, tty, t.PID)
 	}
-	return Where{Server: a.app, Pane: tty, PID: agent.pid, Started: agent.started}, nil
+	return Where{Server: a.app, Pane: tty, PID: agent.PID, Started: agent.Started}, nil
 }
 
 // Send re-verifies the agent process (same run, still on the session's
@@ -90,7 +90,7 @@ func (a *AppleScript) Send(ctx context.Context, w Where, text string) error {
 	if text == "" {
 		return errors.New("empty continuation text")
 	}
-	if err := sameAgent(ctx, w, w.Pane); err != nil {
+	if err := sameAgent(w, w.Pane); err != nil {
 		return err
 	}
 	out, err := a.onSession(ctx, w.Pane, a.send(text), appleString(appleSent))

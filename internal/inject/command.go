@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+
+	"nudge/internal/proc"
 )
 
 // runProgram runs program with argv args (never a shell), env added to
@@ -31,23 +33,23 @@ func runProgram(ctx context.Context, env []string, stdin io.Reader, program stri
 }
 
 // agentProcess reads the agent process of t, refusing a target with none.
-func agentProcess(ctx context.Context, t Target) (process, error) {
+func agentProcess(t Target) (proc.Process, error) {
 	if t.PID <= 0 {
-		return process{}, refuse(ErrNotInTerminal, "no agent process known")
+		return proc.Process{}, refuse(ErrNotInTerminal, "no agent process known")
 	}
-	return readProcess(ctx, t.PID)
+	return readProcess(t.PID)
 }
 
 // agentOnTerminal reads the agent process of t and its terminal's device
 // path, refusing a target with no process or no terminal.
-func agentOnTerminal(ctx context.Context, t Target) (process, string, error) {
-	agent, err := agentProcess(ctx, t)
+func agentOnTerminal(t Target) (proc.Process, string, error) {
+	agent, err := agentProcess(t)
 	if err != nil {
-		return process{}, "", err
+		return proc.Process{}, "", err
 	}
-	tty := ttyPath(agent)
+	tty := proc.TTYPath(agent)
 	if tty == "" {
-		return process{}, "", refuse(ErrNotInTerminal, "pid %d has no terminal", t.PID)
+		return proc.Process{}, "", refuse(ErrNotInTerminal, "pid %d has no terminal", t.PID)
 	}
 	return agent, tty, nil
 }
@@ -55,25 +57,25 @@ func agentOnTerminal(ctx context.Context, t Target) (process, string, error) {
 // sameRun re-reads the agent process w was located for, refusing it when
 // the pid now names another run (another start time); place names w in
 // the refusal.
-func sameRun(ctx context.Context, w Where, place string) (process, error) {
-	agent, err := readProcess(ctx, w.PID)
+func sameRun(w Where, place string) (proc.Process, error) {
+	agent, err := readProcess(w.PID)
 	if err != nil {
-		return process{}, err
+		return proc.Process{}, err
 	}
-	if agent.started != w.Started {
-		return process{}, refuse(ErrOtherProcess, "%s now belongs to another process (pid %d was restarted)", place, w.PID)
+	if agent.Started != w.Started {
+		return proc.Process{}, refuse(ErrOtherProcess, "%s now belongs to another process (pid %d was restarted)", place, w.PID)
 	}
 	return agent, nil
 }
 
 // sameAgent re-reads the agent process w was located for: it must be the
 // same run (start time) and still on the terminal at tty.
-func sameAgent(ctx context.Context, w Where, tty string) error {
-	agent, err := sameRun(ctx, w, w.String())
+func sameAgent(w Where, tty string) error {
+	agent, err := sameRun(w, w.String())
 	if err != nil {
 		return err
 	}
-	if same, err := onTTY(agent, tty); err != nil || !same {
+	if same, err := proc.OnTTY(agent, tty); err != nil || !same {
 		return refuse(ErrOtherProcess, "%s now belongs to another process (pid %d is not on %s)", w, w.PID, tty)
 	}
 	return nil

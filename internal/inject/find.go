@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"nudge/internal/proc"
 )
 
 // Reasons FindProcess gives no pid.
@@ -55,9 +57,9 @@ func FindProcess(ctx context.Context, h Hint) (int, error) {
 	if len(h.Executables) == 0 {
 		return 0, fmt.Errorf("%w for %s session %s: the agent's process names are not known", ErrNoProcess, h.Agent, h.Session)
 	}
-	all, err := listProcesses(ctx)
+	all, err := candidates(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("listing processes: %w", err)
+		return 0, err
 	}
 	var found []candidate
 	for _, c := range all {
@@ -66,7 +68,7 @@ func FindProcess(ctx context.Context, h Hint) (int, error) {
 		}
 		if h.Project != "" {
 			// An unknown cwd keeps the process in: it may be the session.
-			if cwd := processCwd(ctx, c.pid); cwd != "" && !sameDir(cwd, h.Project) {
+			if cwd, err := proc.Cwd(ctx, c.pid); err == nil && !sameDir(cwd, h.Project) {
 				continue
 			}
 		}
@@ -79,7 +81,10 @@ func FindProcess(ctx context.Context, h Hint) (int, error) {
 		})
 	}
 	if h.File != "" && len(found) > 1 {
-		found = preferred(found, func(c candidate) bool { return holdsOpen(ctx, c.pid, h.File) })
+		found = preferred(found, func(c candidate) bool {
+			held, err := proc.HoldsOpen(ctx, c.pid, h.File)
+			return err == nil && held
+		})
 	}
 	where := ""
 	if h.Project != "" {
@@ -163,11 +168,20 @@ func sameDir(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
-// baseNames returns the basenames of comm and of the first two arguments.
-func baseNames(comm string, args []string) []string {
-	names := []string{comm}
-	for i := 0; i < len(args) && i < 2; i++ {
-		names = append(names, filepath.Base(args[i]))
+// candidates lists the person's processes (package proc never lists
+// another user's).
+func candidates(ctx context.Context) ([]candidate, error) {
+	ps, err := proc.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing processes: %w", err)
 	}
-	return names
+	out := make([]candidate, len(ps))
+	for i, p := range ps {
+		names := []string{p.Name}
+		for j := 0; j < len(p.Args) && j < 2; j++ {
+			names = append(names, filepath.Base(p.Args[j]))
+		}
+		out[i] = candidate{pid: p.PID, ppid: p.PPID, names: names, args: p.Args}
+	}
+	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -105,5 +106,43 @@ func TestFindProcessByScriptName(t *testing.T) {
 	pid, err := FindProcess(context.Background(), Hint{Agent: "x", Project: proj, Executables: []string{"nudgescript"}})
 	if err != nil || pid != launcher {
 		t.Fatalf("FindProcess = %d, %v; want the launcher %d", pid, err, launcher)
+	}
+}
+
+// Another user's process named like the agent, in the session's folder and
+// naming the session, is never found: not even as a second candidate.
+func TestFindProcessIgnoresOtherUsers(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to start a process as another user")
+	}
+	open := func() string { // a folder the other user can enter
+		d := t.TempDir()
+		for _, p := range []string{filepath.Dir(d), d} {
+			if err := os.Chmod(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return d
+	}
+	proj, bin := open(), open()
+	link := filepath.Join(bin, "nudgeagent")
+	if err := os.Symlink("/bin/sh", link); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(link, "-c", "sleep 60; exit 0", "--resume", "s-9")
+	cmd.Dir = proj
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	execed(cmd.Process.Pid)
+	h := Hint{Agent: "x", Session: "s-9", Project: proj, Executables: []string{"nudgeagent"}}
+	if pid, err := FindProcess(context.Background(), h); !errors.Is(err, ErrNoProcess) {
+		t.Fatalf("only another user's agent runs: pid %d, %v; want ErrNoProcess", pid, err)
+	}
+	mine := agentNamed(t, "nudgeagent", proj, nil)
+	if pid, err := FindProcess(context.Background(), h); err != nil || pid != mine {
+		t.Fatalf("beside another user's agent that names the session: pid %d, %v; want mine, %d", pid, err, mine)
 	}
 }

@@ -9,9 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"nudge/internal/proc"
 )
 
-// Screen types into the GNU screen window that holds the agent process,
+// Screen types into the GNU screen window that holds the agent proc.Process,
 // named by the STY (session) and WINDOW (window number) that screen puts in
 // the environment of every window's process. Screen names no process for a
 // window, so ownership is proven from the process table: the agent runs
@@ -50,18 +52,18 @@ const stuffChunk = 512
 
 // Locate finds the window of the agent's screen session that holds t.PID.
 func (x *Screen) Locate(ctx context.Context, t Target) (Where, error) {
-	agent, tty, err := agentOnTerminal(ctx, t)
+	agent, tty, err := agentOnTerminal(t)
 	if err != nil {
 		return Where{}, err
 	}
-	sty, ok, err := processEnv(ctx, t.PID, "STY")
+	sty, ok, err := processEnv(t.PID, "STY")
 	if err != nil {
 		return Where{}, fmt.Errorf("screen: %w", err)
 	}
 	if !ok {
 		return Where{}, refuse(ErrNotInTerminal, "pid %d is not in screen (no STY in its environment)", t.PID)
 	}
-	window, ok, err := processEnv(ctx, t.PID, "WINDOW")
+	window, ok, err := processEnv(t.PID, "WINDOW")
 	if err != nil {
 		return Where{}, fmt.Errorf("screen: %w", err)
 	}
@@ -72,16 +74,16 @@ func (x *Screen) Locate(ctx context.Context, t Target) (Where, error) {
 	if err != nil {
 		return Where{}, err
 	}
-	dir, _, _ := processEnv(ctx, t.PID, "SCREENDIR")
-	w := Where{Server: sty, Pane: window, PID: agent.pid, Started: agent.started}
+	dir, _, _ := processEnv(t.PID, "SCREENDIR")
+	w := Where{Server: sty, Pane: window, PID: agent.PID, Started: agent.Started}
 	if dir != "" {
 		w.Server = filepath.Join(dir, sty)
 	}
-	pane, err := paneProcess(ctx, agent, func(ppid int) (bool, error) { return ppid == server, nil })
+	pane, err := paneProcess(agent, func(ppid int) (bool, error) { return ppid == server, nil })
 	if err != nil {
 		return Where{}, refuse(ErrNotInTerminal, "pid %d does not run under screen session %s (server pid %d)", t.PID, sty, server)
 	}
-	w.PanePID = pane.pid
+	w.PanePID = pane.PID
 	if err := x.holds(ctx, w, agent, pane, tty); err != nil {
 		return Where{}, err
 	}
@@ -150,18 +152,18 @@ func hardcopyText(b []byte) string {
 
 func (x *Screen) verify(ctx context.Context, w Where) error {
 	place := "screen window " + w.Pane
-	agent, err := sameRun(ctx, w, place)
+	agent, err := sameRun(w, place)
 	if err != nil {
 		return err
 	}
-	pane, err := readProcess(ctx, w.PanePID)
+	pane, err := readProcess(w.PanePID)
 	if errors.Is(err, ErrGone) {
 		return refuse(ErrGone, "%s is gone (its process exited)", place)
 	}
 	if err != nil {
 		return err
 	}
-	tty := ttyPath(pane)
+	tty := proc.TTYPath(pane)
 	if tty == "" {
 		return refuse(ErrGone, "%s is gone (its process has no terminal)", place)
 	}
@@ -171,24 +173,24 @@ func (x *Screen) verify(ctx context.Context, w Where) error {
 // holds checks that window w is agent's: screen lists the window, pane is
 // the process screen started in it (a child of the session's server with
 // w's WINDOW), and agent runs under pane on its terminal tty.
-func (x *Screen) holds(ctx context.Context, w Where, agent, pane process, tty string) error {
+func (x *Screen) holds(ctx context.Context, w Where, agent, pane proc.Process, tty string) error {
 	place := "screen window " + w.Pane
 	_, sty := screenSession(w.Server)
 	server, err := screenServer(sty)
 	if err != nil {
 		return err
 	}
-	if pane.ppid != server {
-		return refuse(ErrOtherProcess, "%s now belongs to another process (pid %d is not screen's)", place, pane.pid)
+	if pane.PPID != server {
+		return refuse(ErrOtherProcess, "%s now belongs to another process (pid %d is not screen's)", place, pane.PID)
 	}
-	if v, _, _ := processEnv(ctx, pane.pid, "WINDOW"); v != w.Pane {
-		return refuse(ErrOtherProcess, "%s now belongs to another process (pid %d was started in window %q)", place, pane.pid, v)
+	if v, _, _ := processEnv(pane.PID, "WINDOW"); v != w.Pane {
+		return refuse(ErrOtherProcess, "%s now belongs to another process (pid %d was started in window %q)", place, pane.PID, v)
 	}
 	if n, err := windowClaims(ctx, server, w.Pane); err != nil || n != 1 {
 		return refuse(ErrOtherProcess, "%s is claimed by %d processes of screen session %s (windows renumbered?), so which one is the agent's cannot be told", place, n, sty)
 	}
-	if under, err := descendsFrom(ctx, agent.pid, pane.pid); err != nil || !under {
-		return refuse(ErrOtherProcess, "%s now belongs to another process (pid %d is not under window process %d)", place, agent.pid, pane.pid)
+	if under, err := descendsFrom(agent.PID, pane.PID); err != nil || !under {
+		return refuse(ErrOtherProcess, "%s now belongs to another process (pid %d is not under window process %d)", place, agent.PID, pane.PID)
 	}
 	if err := sameTerminal(agent, pane, tty, place); err != nil {
 		return err
@@ -210,16 +212,16 @@ func (x *Screen) holds(ctx context.Context, w Where, agent, pane process, tty st
 // window number window: two mean a window was renumbered and the number
 // no longer tells the agent's window.
 func windowClaims(ctx context.Context, server int, window string) (int, error) {
-	all, err := listProcesses(ctx)
+	all, err := proc.List(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("listing processes: %w", err)
 	}
 	n := 0
 	for _, c := range all {
-		if c.ppid != server {
+		if c.PPID != server {
 			continue
 		}
-		if v, _, _ := processEnv(ctx, c.pid, "WINDOW"); v == window {
+		if v, _, _ := processEnv(c.PID, "WINDOW"); v == window {
 			n++
 		}
 	}
@@ -256,7 +258,7 @@ func screenServer(sty string) (int, error) {
 
 // processGone reports whether pid no longer runs.
 func processGone(pid int) bool {
-	_, err := readProcess(context.Background(), pid)
+	_, err := readProcess(pid)
 	return errors.Is(err, ErrGone)
 }
 

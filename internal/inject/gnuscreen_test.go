@@ -87,8 +87,8 @@ func (s *screenServerDir) start(name, script string, inSession ...string) screen
 	}
 	pid := pidFrom(s.t, pidFile)
 	execed(pid)
-	sty, _, _ := processEnv(context.Background(), pid, "STY")
-	window, _, _ := processEnv(context.Background(), pid, "WINDOW")
+	sty, _, _ := processEnv(pid, "STY")
+	window, _, _ := processEnv(pid, "WINDOW")
 	return screenWindow{sty: sty, window: window, pid: pid, out: out}
 }
 

@@ -60,16 +60,16 @@ type kittyProcess struct {
 // agent's KITTY_LISTEN_ON: the agent is a foreground process of the window
 // or descends from the window's process.
 func (x *Kitty) Locate(ctx context.Context, t Target) (Where, error) {
-	agent, err := agentProcess(ctx, t)
+	agent, err := agentProcess(t)
 	if err != nil {
 		return Where{}, err
 	}
-	socket, ok, err := processEnv(ctx, t.PID, "KITTY_LISTEN_ON")
+	socket, ok, err := processEnv(t.PID, "KITTY_LISTEN_ON")
 	if err != nil {
 		return Where{}, fmt.Errorf("kitty remote control: %w", err)
 	}
 	if !ok {
-		if _, inKitty, _ := processEnv(ctx, t.PID, "KITTY_WINDOW_ID"); inKitty {
+		if _, inKitty, _ := processEnv(t.PID, "KITTY_WINDOW_ID"); inKitty {
 			return Where{}, refuse(ErrNotInTerminal, "pid %d is in kitty, but kitty's remote control is off (no KITTY_LISTEN_ON; set allow_remote_control and listen_on)", t.PID)
 		}
 		return Where{}, refuse(ErrNotInTerminal, "pid %d is not in kitty (no KITTY_LISTEN_ON in its environment)", t.PID)
@@ -78,13 +78,13 @@ func (x *Kitty) Locate(ctx context.Context, t Target) (Where, error) {
 	if err != nil {
 		return Where{}, err
 	}
-	windowVar, _, _ := processEnv(ctx, t.PID, "KITTY_WINDOW_ID")
+	windowVar, _, _ := processEnv(t.PID, "KITTY_WINDOW_ID")
 	for _, win := range windows {
-		if holdsAgent(ctx, win, agent.pid) {
+		if holdsAgent(win, agent.PID) {
 			if id := strconv.Itoa(win.ID); windowVar != "" && windowVar != id {
 				return Where{}, refuse(ErrOtherProcess, "kitty window %s holds pid %d, which was started in window %s", id, t.PID, windowVar)
 			}
-			return Where{Server: socket, Pane: strconv.Itoa(win.ID), PID: agent.pid, Started: agent.started, PanePID: win.PID}, nil
+			return Where{Server: socket, Pane: strconv.Itoa(win.ID), PID: agent.PID, Started: agent.Started, PanePID: win.PID}, nil
 		}
 	}
 	return Where{}, refuse(ErrNotInTerminal, "no kitty window at %s holds pid %d", socket, t.PID)
@@ -125,10 +125,10 @@ func (x *Kitty) verify(ctx context.Context, w Where) error {
 	if windows[i].PID != w.PanePID {
 		return refuse(ErrOtherProcess, "kitty window %s now belongs to another process (pid %d, was %d)", w.Pane, windows[i].PID, w.PanePID)
 	}
-	if _, err := sameRun(ctx, w, "kitty window "+w.Pane); err != nil {
+	if _, err := sameRun(w, "kitty window "+w.Pane); err != nil {
 		return err
 	}
-	if !holdsAgent(ctx, windows[i], w.PID) {
+	if !holdsAgent(windows[i], w.PID) {
 		return refuse(ErrOtherProcess, "kitty window %s now belongs to another process (pid %d left it)", w.Pane, w.PID)
 	}
 	return nil
@@ -136,14 +136,14 @@ func (x *Kitty) verify(ctx context.Context, w Where) error {
 
 // holdsAgent reports whether pid runs in win: one of its foreground
 // processes, or under the process kitty started in it.
-func holdsAgent(ctx context.Context, win kittyWindow, pid int) bool {
+func holdsAgent(win kittyWindow, pid int) bool {
 	if slices.Contains(win.Foreground, kittyProcess{PID: pid}) {
 		return true
 	}
 	if win.PID <= 1 {
 		return false
 	}
-	under, err := descendsFrom(ctx, pid, win.PID)
+	under, err := descendsFrom(pid, win.PID)
 	return err == nil && under
 }
 

@@ -8,11 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
-	"strconv"
-	"strings"
 
+	"nudge/internal/proc"
 	"nudge/internal/watch/opencode"
 )
 
@@ -51,25 +48,25 @@ func (o *OpenCode) Locate(ctx context.Context, t Target) (Where, error) {
 	if t.PID == 0 || t.Session == "" {
 		return Where{}, refuse(ErrNotInTerminal, "no OpenCode process with a server is known for the session")
 	}
-	p, err := readProcess(ctx, t.PID)
+	p, err := readProcess(t.PID)
 	if err != nil {
 		return Where{}, err
 	}
-	argv, err := processArgv(ctx, t.PID)
+	argv, err := proc.Args(t.PID)
 	if err != nil {
-		return Where{}, err
+		return Where{}, processError(t.PID, err)
 	}
 	addr, ok := opencode.ServerAddr(argv)
 	if !ok {
 		return Where{}, refuse(ErrNotInTerminal, "OpenCode process %d runs no HTTP server on a port its command line names (start it with --port N)", t.PID)
 	}
-	return Where{Server: "http://" + addr, Pane: t.Session, PID: t.PID, Started: p.started}, nil
+	return Where{Server: "http://" + addr, Pane: t.Session, PID: t.PID, Started: p.Started}, nil
 }
 
 // Send re-checks that the process is the same and the session idle with no
 // prompt open, then posts the text as a new prompt of the session.
 func (o *OpenCode) Send(ctx context.Context, w Where, text string) error {
-	if _, err := sameRun(ctx, w, "OpenCode session "+w.Pane); err != nil {
+	if _, err := sameRun(w, "OpenCode session "+w.Pane); err != nil {
 		return err
 	}
 	var statuses map[string]struct {
@@ -135,18 +132,4 @@ func (o *OpenCode) get(ctx context.Context, w Where, path string, v any) error {
 		return fmt.Errorf("read OpenCode %s: %w", path, err)
 	}
 	return nil
-}
-
-// processArgv is a process's command line: /proc where there is one, else
-// ps (arguments split at spaces, enough for the server flags).
-func processArgv(ctx context.Context, pid int) ([]string, error) {
-	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	if err == nil {
-		return strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00"), nil
-	}
-	out, perr := exec.CommandContext(ctx, "ps", "-ww", "-o", "args=", "-p", strconv.Itoa(pid)).Output()
-	if perr != nil {
-		return nil, fmt.Errorf("command line of process %d: %w", pid, perr)
-	}
-	return strings.Fields(string(out)), nil
 }

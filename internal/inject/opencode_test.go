@@ -58,11 +58,11 @@ func TestOpenCodeSend(t *testing.T) {
 	if !strings.HasPrefix(srv.URL, "http://127.0.0.1:") {
 		t.Fatalf("test server not on loopback: %s", srv.URL)
 	}
-	self, err := readProcess(context.Background(), os.Getpid())
+	self, err := readProcess(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := Where{Server: srv.URL, Pane: "ses_a", PID: os.Getpid(), Started: self.started}
+	w := Where{Server: srv.URL, Pane: "ses_a", PID: os.Getpid(), Started: self.Started}
 	o := NewOpenCode()
 	text := "continue; $(rm -rf /) `x` \"quoted\"\nnext line"
 	if err := o.Send(context.Background(), w, text); err != nil {

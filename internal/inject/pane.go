@@ -1,41 +1,42 @@
 package inject
 
 import (
-	"context"
 	"fmt"
+
+	"nudge/internal/proc"
 )
 
-// paneProcess walks up from the agent process to the process a terminal
+// paneProcess walks up from the agent proc.Process to the process a terminal
 // multiplexer started in its window or pane: the agent itself or the
 // ancestor whose parent isServer says is the multiplexer's server. The
 // multiplexers that name no process for a pane (screen, zellij) are checked
 // against it.
-func paneProcess(ctx context.Context, agent process, isServer func(ppid int) (bool, error)) (process, error) {
+func paneProcess(agent proc.Process, isServer func(ppid int) (bool, error)) (proc.Process, error) {
 	p := agent
 	for range maxAncestry {
-		if p.ppid <= 1 {
+		if p.PPID <= 1 {
 			break
 		}
-		server, err := isServer(p.ppid)
+		server, err := isServer(p.PPID)
 		if err != nil {
-			return process{}, err
+			return proc.Process{}, err
 		}
 		if server {
 			return p, nil
 		}
-		if p, err = readProcess(ctx, p.ppid); err != nil {
-			return process{}, fmt.Errorf("walking up from pid %d: %w", agent.pid, err)
+		if p, err = readProcess(p.PPID); err != nil {
+			return proc.Process{}, fmt.Errorf("walking up from pid %d: %w", agent.PID, err)
 		}
 	}
-	return process{}, refuse(ErrNotInTerminal, "pid %d does not run under the multiplexer's server", agent.pid)
+	return proc.Process{}, refuse(ErrNotInTerminal, "pid %d does not run under the multiplexer's server", agent.PID)
 }
 
 // sameTerminal checks that agent and its pane's process share the
 // terminal at tty: a process that left the pane's terminal is not in it.
-func sameTerminal(agent, pane process, tty, place string) error {
-	for _, p := range []process{agent, pane} {
-		if same, err := onTTY(p, tty); err != nil || !same {
-			return refuse(ErrOtherProcess, "%s now belongs to another process (pid %d is not on %s)", place, p.pid, tty)
+func sameTerminal(agent, pane proc.Process, tty, place string) error {
+	for _, p := range []proc.Process{agent, pane} {
+		if same, err := proc.OnTTY(p, tty); err != nil || !same {
+			return refuse(ErrOtherProcess, "%s now belongs to another process (pid %d is not on %s)", place, p.PID, tty)
 		}
 	}
 	return nil

@@ -9,6 +9,8 @@ import (
 	"net"
 	"strconv"
 	"strings"
+
+	"nudge/internal/proc"
 )
 
 // Tmux types into the tmux pane that holds the agent process
@@ -45,15 +47,15 @@ type pane struct {
 // Either way the pane's terminal must be the agent's and the agent must be
 // the pane's process or descend from it.
 func (x *Tmux) Locate(ctx context.Context, t Target) (Where, error) {
-	agent, err := agentProcess(ctx, t)
+	agent, err := agentProcess(t)
 	if err != nil {
 		return Where{}, err
 	}
-	socket, err := tmuxServer(ctx, t.PID)
+	socket, err := tmuxServer(t.PID)
 	if err != nil {
 		return Where{}, err
 	}
-	if agent.tty == "" {
+	if agent.TTY == "" {
 		return Where{}, refuse(ErrNotInTerminal, "pid %d has no terminal", t.PID)
 	}
 	panes, err := x.panes(ctx, socket)
@@ -70,13 +72,13 @@ func (x *Tmux) Locate(ctx context.Context, t Target) (Where, error) {
 		if !ok {
 			return Where{}, refuse(ErrGone, "pane %s is gone from tmux server %s", id, socket)
 		}
-		if err := holds(ctx, p, agent); err != nil {
+		if err := holds(p, agent); err != nil {
 			return Where{}, err
 		}
 		found = &p
 	} else {
 		for _, p := range panes {
-			if holds(ctx, p, agent) == nil {
+			if holds(p, agent) == nil {
 				found = &p
 				break
 			}
@@ -85,7 +87,7 @@ func (x *Tmux) Locate(ctx context.Context, t Target) (Where, error) {
 			return Where{}, refuse(ErrNotInTerminal, "no pane of tmux server %s holds pid %d", socket, t.PID)
 		}
 	}
-	return Where{Server: socket, Pane: found.id, PID: agent.pid, Started: agent.started, PanePID: found.pid}, nil
+	return Where{Server: socket, Pane: found.id, PID: agent.PID, Started: agent.Started, PanePID: found.pid}, nil
 }
 
 // Send re-verifies the pane (still there, same pane process, same agent
@@ -129,11 +131,11 @@ func (x *Tmux) verify(ctx context.Context, w Where) error {
 	if p.pid != w.PanePID {
 		return refuse(ErrOtherProcess, "pane %s now belongs to another process (pid %d, was %d)", w.Pane, p.pid, w.PanePID)
 	}
-	agent, err := sameRun(ctx, w, "pane "+w.Pane)
+	agent, err := sameRun(w, "pane "+w.Pane)
 	if err != nil {
 		return err
 	}
-	if err := holds(ctx, p, agent); err != nil {
+	if err := holds(p, agent); err != nil {
 		return err
 	}
 	if p.inMode {
@@ -144,23 +146,23 @@ func (x *Tmux) verify(ctx context.Context, w Where) error {
 
 // holds checks that pane p is agent's: same terminal, and agent is the
 // pane's process or descends from it.
-func holds(ctx context.Context, p pane, agent process) error {
+func holds(p pane, agent proc.Process) error {
 	if p.dead {
 		return refuse(ErrGone, "pane %s is gone (its process exited)", p.id)
 	}
-	same, err := onTTY(agent, p.tty)
+	same, err := proc.OnTTY(agent, p.tty)
 	if err != nil {
 		return fmt.Errorf("pane %s: %w", p.id, err)
 	}
 	if !same {
-		return refuse(ErrOtherProcess, "pane %s now belongs to another process (pid %d is not on %s)", p.id, agent.pid, p.tty)
+		return refuse(ErrOtherProcess, "pane %s now belongs to another process (pid %d is not on %s)", p.id, agent.PID, p.tty)
 	}
-	under, err := descendsFrom(ctx, agent.pid, p.pid)
+	under, err := descendsFrom(agent.PID, p.pid)
 	if err != nil {
 		return fmt.Errorf("pane %s: %w", p.id, err)
 	}
 	if !under {
-		return refuse(ErrOtherProcess, "pane %s now belongs to another process (pid %d is not under pane process %d)", p.id, agent.pid, p.pid)
+		return refuse(ErrOtherProcess, "pane %s now belongs to another process (pid %d is not under pane process %d)", p.id, agent.PID, p.pid)
 	}
 	return nil
 }

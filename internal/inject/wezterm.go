@@ -43,12 +43,12 @@ type weztermPane struct {
 // Locate finds the pane whose terminal is the agent's; where the agent's
 // environment can be read, its WEZTERM_PANE must name the same pane.
 func (x *WezTerm) Locate(ctx context.Context, t Target) (Where, error) {
-	agent, tty, err := agentOnTerminal(ctx, t)
+	agent, tty, err := agentOnTerminal(t)
 	if err != nil {
 		return Where{}, err
 	}
-	socket, _, _ := processEnv(ctx, t.PID, "WEZTERM_UNIX_SOCKET")
-	paneVar, inWez, envErr := processEnv(ctx, t.PID, "WEZTERM_PANE")
+	socket, _, _ := processEnv(t.PID, "WEZTERM_UNIX_SOCKET")
+	paneVar, inWez, envErr := processEnv(t.PID, "WEZTERM_PANE")
 	if envErr == nil && !inWez {
 		return Where{}, refuse(ErrNotInTerminal, "pid %d is not in WezTerm (no WEZTERM_PANE in its environment)", t.PID)
 	}
@@ -67,7 +67,7 @@ func (x *WezTerm) Locate(ctx context.Context, t Target) (Where, error) {
 		if inWez && paneVar != id {
 			return Where{}, refuse(ErrOtherProcess, "WezTerm pane %s is on %s but pid %d was started in pane %s", id, tty, t.PID, paneVar)
 		}
-		return Where{Server: weztermServer(socket), Pane: id, PID: agent.pid, Started: agent.started}, nil
+		return Where{Server: weztermServer(socket), Pane: id, PID: agent.PID, Started: agent.Started}, nil
 	}
 	return Where{}, refuse(ErrNotInTerminal, "no WezTerm pane is on %s (pid %d's terminal)", tty, t.PID)
 }
@@ -100,7 +100,7 @@ func (x *WezTerm) verify(ctx context.Context, w Where) error {
 	}
 	for _, p := range panes {
 		if strconv.Itoa(p.PaneID) == w.Pane {
-			return sameAgent(ctx, w, p.TTY)
+			return sameAgent(w, p.TTY)
 		}
 	}
 	return refuse(ErrGone, "WezTerm pane %s is gone", w.Pane)

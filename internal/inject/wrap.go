@@ -10,6 +10,8 @@ import (
 
 	"nudge/internal/config"
 	"nudge/internal/wrap"
+
+	"nudge/internal/proc"
 )
 
 // Wrap types into the pseudo-terminal of a `nudge wrap` that runs the agent:
@@ -36,7 +38,7 @@ const askTimeout = 2 * time.Second
 // command is the agent process, or an ancestor of it, or whose terminal is
 // the agent's.
 func (x *Wrap) Locate(ctx context.Context, t Target) (Where, error) {
-	agent, err := agentProcess(ctx, t)
+	agent, err := agentProcess(t)
 	if err != nil {
 		return Where{}, err
 	}
@@ -58,8 +60,8 @@ func (x *Wrap) Locate(ctx context.Context, t Target) (Where, error) {
 			}
 			continue
 		}
-		if wraps(ctx, info, agent) == nil {
-			return Where{Server: sock, Pane: info.TTY, PID: agent.pid, Started: agent.started, PanePID: info.ChildPID}, nil
+		if wraps(info, agent) == nil {
+			return Where{Server: sock, Pane: info.TTY, PID: agent.PID, Started: agent.Started, PanePID: info.ChildPID}, nil
 		}
 	}
 	if len(unanswered) > 0 {
@@ -86,11 +88,11 @@ func (x *Wrap) Send(ctx context.Context, w Where, text string) error {
 	if info.ChildPID != w.PanePID {
 		return refuse(ErrOtherProcess, "nudge wrap %s now belongs to another process (pid %d, was %d)", w.Server, info.ChildPID, w.PanePID)
 	}
-	agent, err := sameRun(ctx, w, "nudge wrap "+w.Server)
+	agent, err := sameRun(w, "nudge wrap "+w.Server)
 	if err != nil {
 		return err
 	}
-	if err := wraps(ctx, info, agent); err != nil {
+	if err := wraps(info, agent); err != nil {
 		return err
 	}
 	err = c.Type(ctx, w.PanePID, text)
@@ -105,18 +107,18 @@ func (x *Wrap) Send(ctx context.Context, w Where, text string) error {
 
 // wraps checks that the wrapper info runs agent: agent is its command or
 // descends from it, or is on its terminal.
-func wraps(ctx context.Context, info wrap.Info, agent process) error {
-	under, err := descendsFrom(ctx, agent.pid, info.ChildPID)
+func wraps(info wrap.Info, agent proc.Process) error {
+	under, err := descendsFrom(agent.PID, info.ChildPID)
 	if err != nil {
 		return fmt.Errorf("nudge wrap %d: %w", info.PID, err)
 	}
 	if under {
 		return nil
 	}
-	if same, err := onTTY(agent, info.TTY); err == nil && same {
+	if same, err := proc.OnTTY(agent, info.TTY); err == nil && same {
 		return nil
 	}
-	return refuse(ErrOtherProcess, "nudge wrap %d now belongs to another process (pid %d is neither under %d nor on %s)", info.PID, agent.pid, info.ChildPID, info.TTY)
+	return refuse(ErrOtherProcess, "nudge wrap %d now belongs to another process (pid %d is neither under %d nor on %s)", info.PID, agent.PID, info.ChildPID, info.TTY)
 }
 
 func init() {

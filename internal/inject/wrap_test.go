@@ -137,7 +137,7 @@ wait`)
 		t.Fatal(err)
 	}
 	waitFor(t, "the subshell to leave the beside process", func() bool {
-		under, err := descendsFrom(context.Background(), beside, info.ChildPID)
+		under, err := descendsFrom(beside, info.ChildPID)
 		return err == nil && !under
 	})
 	b := NewWrap(w.data)

@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"nudge/internal/proc"
 )
 
-// Zellij types into the zellij pane that holds the agent process, named by
+// Zellij types into the zellij pane that holds the agent proc.Process, named by
 // the ZELLIJ_SESSION_NAME and ZELLIJ_PANE_ID that zellij puts in the
 // environment of every pane's process, through `zellij action` with
 // --pane-id (zellij 0.44 and later). Zellij names no process for a pane, so
@@ -49,34 +51,34 @@ type zellijPane struct {
 
 // Locate finds the pane of the agent's zellij session that holds t.PID.
 func (x *Zellij) Locate(ctx context.Context, t Target) (Where, error) {
-	agent, tty, err := agentOnTerminal(ctx, t)
+	agent, tty, err := agentOnTerminal(t)
 	if err != nil {
 		return Where{}, err
 	}
-	session, ok, err := processEnv(ctx, t.PID, "ZELLIJ_SESSION_NAME")
+	session, ok, err := processEnv(t.PID, "ZELLIJ_SESSION_NAME")
 	if err != nil {
 		return Where{}, fmt.Errorf("zellij: %w", err)
 	}
 	if !ok || session == "" {
 		return Where{}, refuse(ErrNotInTerminal, "pid %d is not in zellij (no ZELLIJ_SESSION_NAME in its environment)", t.PID)
 	}
-	id, _, _ := processEnv(ctx, t.PID, "ZELLIJ_PANE_ID")
+	id, _, _ := processEnv(t.PID, "ZELLIJ_PANE_ID")
 	if _, err := strconv.ParseUint(id, 10, 32); err != nil {
 		return Where{}, refuse(ErrNotInTerminal, "pid %d is in zellij session %s but names no pane (ZELLIJ_PANE_ID=%q)", t.PID, session, id)
 	}
-	pane, err := paneProcess(ctx, agent, func(ppid int) (bool, error) { return zellijServer(ppid, session), nil })
+	pane, err := paneProcess(agent, func(ppid int) (bool, error) { return zellijServer(ppid, session), nil })
 	if err != nil {
 		return Where{}, refuse(ErrNotInTerminal, "pid %d does not run under the server of zellij session %s", t.PID, session)
 	}
-	w := Where{Server: session, Pane: "terminal_" + id, PID: agent.pid, Started: agent.started, PanePID: pane.pid}
+	w := Where{Server: session, Pane: "terminal_" + id, PID: agent.PID, Started: agent.Started, PanePID: pane.PID}
 	if err := x.holds(ctx, w, agent, pane, tty); err != nil {
 		return Where{}, err
 	}
 	return w, nil
 }
 
-// Send re-verifies the pane (listed and live, same pane process, same
-// agent process on its terminal), then writes text and presses Enter.
+// Send re-verifies the pane (listed and live, same pane proc.Process, same
+// agent proc.Process on its terminal), then writes text and presses Enter.
 func (x *Zellij) Send(ctx context.Context, w Where, text string) error {
 	if text == "" {
 		return errors.New("empty continuation text")
@@ -98,18 +100,18 @@ func (x *Zellij) Screen(ctx context.Context, w Where) (string, error) {
 
 func (x *Zellij) verify(ctx context.Context, w Where) error {
 	place := "zellij pane " + w.Pane
-	agent, err := sameRun(ctx, w, place)
+	agent, err := sameRun(w, place)
 	if err != nil {
 		return err
 	}
-	pane, err := readProcess(ctx, w.PanePID)
+	pane, err := readProcess(w.PanePID)
 	if errors.Is(err, ErrGone) {
 		return refuse(ErrGone, "%s is gone (its process exited)", place)
 	}
 	if err != nil {
 		return err
 	}
-	tty := ttyPath(pane)
+	tty := proc.TTYPath(pane)
 	if tty == "" {
 		return refuse(ErrGone, "%s is gone (its process has no terminal)", place)
 	}
@@ -119,19 +121,19 @@ func (x *Zellij) verify(ctx context.Context, w Where) error {
 // holds checks that pane w is agent's: pane is the process zellij started
 // in it (its environment names w's session and pane), agent runs under it
 // on its terminal tty, and zellij lists the pane as a live terminal pane.
-func (x *Zellij) holds(ctx context.Context, w Where, agent, pane process, tty string) error {
+func (x *Zellij) holds(ctx context.Context, w Where, agent, pane proc.Process, tty string) error {
 	place := "zellij pane " + w.Pane
 	id := strings.TrimPrefix(w.Pane, "terminal_")
-	paneID, _, _ := processEnv(ctx, pane.pid, "ZELLIJ_PANE_ID")
-	session, _, _ := processEnv(ctx, pane.pid, "ZELLIJ_SESSION_NAME")
+	paneID, _, _ := processEnv(pane.PID, "ZELLIJ_PANE_ID")
+	session, _, _ := processEnv(pane.PID, "ZELLIJ_SESSION_NAME")
 	if paneID != id || session != w.Server {
-		return refuse(ErrOtherProcess, "%s now belongs to another process (pid %d was started in pane %q of session %q)", place, pane.pid, paneID, session)
+		return refuse(ErrOtherProcess, "%s now belongs to another process (pid %d was started in pane %q of session %q)", place, pane.PID, paneID, session)
 	}
-	if !zellijServer(pane.ppid, w.Server) {
-		return refuse(ErrOtherProcess, "%s now belongs to another process (pid %d was not started by zellij)", place, pane.pid)
+	if !zellijServer(pane.PPID, w.Server) {
+		return refuse(ErrOtherProcess, "%s now belongs to another process (pid %d was not started by zellij)", place, pane.PID)
 	}
-	if under, err := descendsFrom(ctx, agent.pid, pane.pid); err != nil || !under {
-		return refuse(ErrOtherProcess, "%s now belongs to another process (pid %d is not under pane process %d)", place, agent.pid, pane.pid)
+	if under, err := descendsFrom(agent.PID, pane.PID); err != nil || !under {
+		return refuse(ErrOtherProcess, "%s now belongs to another process (pid %d is not under pane proc.Process %d)", place, agent.PID, pane.PID)
 	}
 	if err := sameTerminal(agent, pane, tty, place); err != nil {
 		return err
