@@ -4,11 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"maps"
-	"net/http"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -546,8 +542,8 @@ func msTime(ms int64) time.Time {
 func (openCodeSource) Records(path string) ([][]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, addr, session, ok := liveTarget(path); ok {
-		return openCodeLiveRecords(ctx, addr, session)
+	if pid, addr, session, ok := liveTarget(path); ok {
+		return opencode.LiveRecords(ctx, pid, addr, session)
 	}
 	db, err := opencode.Open(path)
 	if err != nil {
@@ -567,60 +563,4 @@ func (openCodeSource) Records(path string) ([][]byte, error) {
 			return out, nil
 		}
 	}
-}
-
-// openCodeClient talks to loopback servers only.
-var openCodeClient = &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 5 * time.Second}
-
-// openCodeLiveRecords is the live picture of one session from its server
-// (§2.4): its status (absent = idle), then each prompt open in it.
-func openCodeLiveRecords(ctx context.Context, addr, session string) ([][]byte, error) {
-	var statuses map[string]json.RawMessage
-	if err := openCodeGet(ctx, addr, "/session/status", &statuses); err != nil {
-		return nil, err
-	}
-	status, ok := statuses[session]
-	if !ok {
-		status = json.RawMessage(`{"type":"idle"}`)
-	}
-	line := func(typ string, props any) []byte {
-		b, _ := json.Marshal(map[string]any{"type": typ, "properties": props})
-		return b
-	}
-	out := [][]byte{line("session.status", map[string]any{"sessionID": session, "status": status})}
-	for _, box := range []struct{ endpoint, event string }{{"/permission", "permission.asked"}, {"/question", "question.asked"}} {
-		var open []map[string]any
-		if err := openCodeGet(ctx, addr, box.endpoint, &open); err != nil {
-			return out, err
-		}
-		for _, p := range open {
-			if p["sessionID"] == session {
-				out = append(out, line(box.event, p))
-			}
-		}
-	}
-	return out, nil
-}
-
-func openCodeGet(ctx context.Context, addr, path string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
-	if err != nil {
-		return fmt.Errorf("opencode %s: %w", path, err)
-	}
-	resp, err := openCodeClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("opencode %s: %w", path, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxRecordBytes))
-	if err != nil {
-		return fmt.Errorf("opencode %s: %w", path, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("opencode %s: HTTP %d", path, resp.StatusCode)
-	}
-	if err := json.Unmarshal(body, v); err != nil {
-		return fmt.Errorf("opencode %s: %w", path, errors.Join(err, errors.New(string(body[:min(len(body), 200)]))))
-	}
-	return nil
 }

@@ -4,13 +4,14 @@ import (
 	"bufio"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"nudge/internal/watch/opencode/opencodetest"
 )
 
 const openCodeSamples = "testdata/samples/opencode"
@@ -235,7 +236,7 @@ func TestOpenCodeFailureClasses(t *testing.T) {
 // server, as the daemon does right before sending.
 func TestOpenCodeLiveSnapshot(t *testing.T) {
 	var status, perms string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := opencodetest.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/session/status":
 			w.Write([]byte(status))
@@ -246,10 +247,10 @@ func TestOpenCodeLiveSnapshot(t *testing.T) {
 		default:
 			http.NotFound(w, r)
 		}
-	}))
-	defer srv.Close()
+	}), []string{"HOME=" + t.TempDir()})
 	agent, _ := Lookup("opencode")
-	path := "opencode-sse://4242@" + strings.TrimPrefix(srv.URL, "http://") + "/ses_dd4478e32ffeWP3grBPEAMzGHG"
+	pid := srv.Cmd.Process.Pid
+	path := "opencode-sse://" + strconv.Itoa(pid) + "@" + srv.Addr + "/ses_dd4478e32ffeWP3grBPEAMzGHG"
 	last := func() *Process {
 		events, err := ReadFile(path, agent)
 		if err != nil {
@@ -264,7 +265,7 @@ func TestOpenCodeLiveSnapshot(t *testing.T) {
 		return nil
 	}
 	status, perms = `{}`, `[]`
-	if p := last(); p.Status != "idle" || p.PID != 4242 {
+	if p := last(); p.Status != "idle" || p.PID != pid {
 		t.Errorf("idle session: %+v", p)
 	}
 	status = `{"ses_dd4478e32ffeWP3grBPEAMzGHG":{"type":"busy"}}`

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,11 +17,11 @@ import (
 // OpenCode continues an OpenCode session through the HTTP server of the
 // process that owns it (formats/opencode.md §8): it sends only while the
 // session is idle with no prompt open, as a JSON body, so the text reaches
-// OpenCode literally. A process without a server (a plain TUI) is not
-// located here; a terminal backend can still type into it.
-type OpenCode struct {
-	client *http.Client
-}
+// OpenCode literally. The server is the one the process itself listens on,
+// asked with the password of its own environment (opencode.FindServer). A
+// process without a server (a plain TUI) is not located here; a terminal
+// backend can still type into it.
+type OpenCode struct{}
 
 func init() {
 	register(registration{
@@ -32,16 +33,13 @@ func init() {
 }
 
 // NewOpenCode returns the OpenCode backend.
-func NewOpenCode() *OpenCode {
-	return &OpenCode{client: &http.Client{Transport: &http.Transport{Proxy: nil}}}
-}
+func NewOpenCode() *OpenCode { return &OpenCode{} }
 
 // Name is "opencode".
 func (*OpenCode) Name() string { return "opencode" }
 
-// Locate finds the server of the OpenCode process t.PID from its command
-// line (`serve`, `--port N`, §2.4).
-func (o *OpenCode) Locate(ctx context.Context, t Target) (Where, error) {
+// Locate finds the server of the OpenCode process t.PID.
+func (o *OpenCode) Locate(_ context.Context, t Target) (Where, error) {
 	if t.Agent != "opencode" {
 		return Where{}, refuse(ErrNotInTerminal, "%s is not an OpenCode session", t.Agent)
 	}
@@ -52,27 +50,47 @@ func (o *OpenCode) Locate(ctx context.Context, t Target) (Where, error) {
 	if err != nil {
 		return Where{}, err
 	}
-	argv, err := proc.Args(t.PID)
+	s, err := openCodeServer(p)
 	if err != nil {
-		return Where{}, processError(t.PID, err)
+		return Where{}, err
 	}
-	addr, ok := opencode.ServerAddr(argv)
-	if !ok {
-		return Where{}, refuse(ErrNotInTerminal, "OpenCode process %d runs no HTTP server on a port its command line names (start it with --port N)", t.PID)
-	}
-	return Where{Server: "http://" + addr, Pane: t.Session, PID: t.PID, Started: p.Started}, nil
+	return Where{Server: "http://" + s.Addr, Pane: t.Session, PID: t.PID, Started: p.Started}, nil
 }
 
-// Send re-checks that the process is the same and the session idle with no
-// prompt open, then posts the text as a new prompt of the session.
+// openCodeServer finds the server of the OpenCode process p, as a refusal when
+// there is none nudge may use.
+func openCodeServer(p proc.Process) (opencode.Server, error) {
+	s, err := opencode.FindServer(p)
+	switch {
+	case errors.Is(err, proc.ErrGone), errors.Is(err, proc.ErrNotMine):
+		return s, processError(p.PID, err)
+	case errors.Is(err, opencode.ErrNoServer):
+		return s, refuse(ErrNotInTerminal, "OpenCode process %d runs no HTTP server on loopback (start it with --port)", p.PID)
+	case err != nil:
+		return s, refuse(ErrNotInTerminal, "%v", err)
+	}
+	return s, nil
+}
+
+// Send re-checks that the process is the same run and still serves where
+// it was located, and that the session is idle with no prompt open, then
+// posts the text as a new prompt of the session.
 func (o *OpenCode) Send(ctx context.Context, w Where, text string) error {
-	if _, err := sameRun(w, "OpenCode session "+w.Pane); err != nil {
+	p, err := sameRun(w, "OpenCode session "+w.Pane)
+	if err != nil {
 		return err
+	}
+	s, err := openCodeServer(p)
+	if err != nil {
+		return err
+	}
+	if "http://"+s.Addr != w.Server {
+		return refuse(ErrOtherProcess, "OpenCode process %d now listens on %s, not %s", w.PID, s.Addr, w.Server)
 	}
 	var statuses map[string]struct {
 		Type string `json:"type"`
 	}
-	if err := o.get(ctx, w, "/session/status", &statuses); err != nil {
+	if err := s.Get(ctx, "/session/status", &statuses); err != nil {
 		return err
 	}
 	if st, busy := statuses[w.Pane]; busy {
@@ -84,7 +102,7 @@ func (o *OpenCode) Send(ctx context.Context, w Where, text string) error {
 		var open []struct {
 			SessionID string `json:"sessionID"`
 		}
-		if err := o.get(ctx, w, "/"+box, &open); err != nil {
+		if err := s.Get(ctx, "/"+box, &open); err != nil {
 			return err
 		}
 		for _, b := range open {
@@ -97,12 +115,7 @@ func (o *OpenCode) Send(ctx context.Context, w Where, text string) error {
 	if err != nil {
 		return fmt.Errorf("encode prompt: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.Server+"/session/"+url.PathEscape(w.Pane)+"/prompt_async", bytes.NewReader(body))
-	if err != nil {
-		return fmt.Errorf("prompt request: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := o.client.Do(req)
+	resp, err := s.Do(ctx, http.MethodPost, "/session/"+url.PathEscape(w.Pane)+"/prompt_async", bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("post prompt to %s: %w", w.Server, err)
 	}
@@ -110,26 +123,6 @@ func (o *OpenCode) Send(ctx context.Context, w Where, text string) error {
 	if resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return fmt.Errorf("post prompt to %s: HTTP %d: %s", w.Server, resp.StatusCode, bytes.TrimSpace(msg))
-	}
-	return nil
-}
-
-// get reads one JSON answer of the server.
-func (o *OpenCode) get(ctx context.Context, w Where, path string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.Server+path, nil)
-	if err != nil {
-		return fmt.Errorf("request %s: %w", path, err)
-	}
-	resp, err := o.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("ask OpenCode %s: %w", path, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("ask OpenCode %s: HTTP %d", path, resp.StatusCode)
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(v); err != nil {
-		return fmt.Errorf("read OpenCode %s: %w", path, err)
 	}
 	return nil
 }

@@ -7,13 +7,13 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"nudge/internal/watch/opencode/opencodetest"
 )
 
 // fakeOpenCode stands in for an OpenCode server's API and records every request.
@@ -51,18 +51,25 @@ func (f *fakeOpenCode) took() []string {
 	return out
 }
 
-func TestOpenCodeSend(t *testing.T) {
-	fake := &fakeOpenCode{status: "{}", permission: "[]"}
-	srv := httptest.NewServer(fake)
-	defer srv.Close()
-	if !strings.HasPrefix(srv.URL, "http://127.0.0.1:") {
-		t.Fatalf("test server not on loopback: %s", srv.URL)
+// openCodeStandIn runs an OpenCode process serving fake, with password in its
+// environment when set, and returns where OpenCode would type for ses_a.
+func openCodeStandIn(t *testing.T, fake http.Handler, password string) (Where, *opencodetest.Server) {
+	t.Helper()
+	env := []string{"HOME=" + t.TempDir()}
+	if password != "" {
+		env = append(env, "OPENCODE_SERVER_PASSWORD="+password)
 	}
-	self, err := readProcess(os.Getpid())
+	srv := opencodetest.Start(t, fake, env, "serve", "--port", "0")
+	w, err := NewOpenCode().Locate(context.Background(), Target{Agent: "opencode", PID: srv.Cmd.Process.Pid, Session: "ses_a"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := Where{Server: srv.URL, Pane: "ses_a", PID: os.Getpid(), Started: self.Started}
+	return w, srv
+}
+
+func TestOpenCodeSend(t *testing.T) {
+	fake := &fakeOpenCode{status: "{}", permission: "[]"}
+	w, _ := openCodeStandIn(t, fake, "")
 	o := NewOpenCode()
 	text := "continue; $(rm -rf /) `x` \"quoted\"\nnext line"
 	if err := o.Send(context.Background(), w, text); err != nil {
@@ -100,9 +107,41 @@ func TestOpenCodeSend(t *testing.T) {
 		t.Errorf("other session busy: %v", err)
 	}
 	fake.took()
-	w.Started = "1"
-	if err := o.Send(context.Background(), w, "x"); !errors.Is(err, ErrOtherProcess) || len(fake.took()) != 0 {
+	reused := w
+	reused.Started = "1"
+	if err := o.Send(context.Background(), reused, "x"); !errors.Is(err, ErrOtherProcess) || len(fake.took()) != 0 {
 		t.Errorf("reused pid: %v", err)
+	}
+	moved := w
+	moved.Server = "http://127.0.0.1:1"
+	if err := o.Send(context.Background(), moved, "x"); !errors.Is(err, ErrOtherProcess) || len(fake.took()) != 0 {
+		t.Errorf("a server no longer where it was located: %v", err)
+	}
+}
+
+// A server with a password is sent its own password, from its process's
+// environment, on every request.
+func TestOpenCodeSendWithPassword(t *testing.T) {
+	fake := &fakeOpenCode{status: "{}", permission: "[]"}
+	var creds []string
+	h := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		user, pass, _ := r.BasicAuth()
+		creds = append(creds, user+":"+pass)
+		if pass != "pa55" {
+			rw.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		fake.ServeHTTP(rw, r)
+	})
+	w, _ := openCodeStandIn(t, h, "pa55")
+	if err := NewOpenCode().Send(context.Background(), w, "go on"); err != nil {
+		t.Fatal(err)
+	}
+	if len(creds) != 4 || strings.Join(slices.Compact(creds), ",") != "opencode:pa55" {
+		t.Errorf("credentials per request: %q", creds)
+	}
+	if got := fake.took(); len(got) != 4 || !strings.HasPrefix(got[3], "POST /session/ses_a/prompt_async") {
+		t.Errorf("requests: %q", got)
 	}
 }
 
@@ -114,25 +153,13 @@ func TestOpenCodeLocate(t *testing.T) {
 	if _, err := o.Locate(context.Background(), Target{Agent: "opencode", PID: os.Getpid(), Session: "ses_a"}); !errors.Is(err, ErrNotInTerminal) {
 		t.Errorf("a process without a server located: %v", err)
 	}
-	tail, err := exec.LookPath("tail")
-	if err != nil {
-		t.Skip("no tail(1) to stand in for an OpenCode process")
+	w, srv := openCodeStandIn(t, http.NotFoundHandler(), "")
+	if w.Server != "http://"+srv.Addr || w.Pane != "ses_a" || w.PID != srv.Cmd.Process.Pid || w.Started == "" {
+		t.Errorf("located %+v, want %s", w, srv.Addr)
 	}
-	exe := filepath.Join(t.TempDir(), "opencode")
-	if err := os.Symlink(tail, exe); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "-F", "--", os.DevNull, "serve", "--hostname", "127.0.0.1", "--port", "4311")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	execed(cmd.Process.Pid)
-	w, err := o.Locate(context.Background(), Target{Agent: "opencode", PID: cmd.Process.Pid, Session: "ses_a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w.Server != "http://127.0.0.1:4311" || w.Pane != "ses_a" || w.PID != cmd.Process.Pid || w.Started == "" {
-		t.Errorf("located %+v", w)
+	// A TUI without a port has no server, even holding a socket.
+	tui := opencodetest.Start(t, http.NotFoundHandler(), []string{"HOME=/h"}, "--continue")
+	if _, err := o.Locate(context.Background(), Target{Agent: "opencode", PID: tui.Cmd.Process.Pid, Session: "ses_a"}); !errors.Is(err, ErrNotInTerminal) {
+		t.Errorf("a TUI without a port located: %v", err)
 	}
 }

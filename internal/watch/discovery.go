@@ -21,6 +21,10 @@ type FileSet struct {
 	// state is asked of the agent's own host, this program's `serve`
 	// (muse serve), and the file is never read (host.go).
 	Host string
+	// Wake: a file whose changes only say that an agent process may have
+	// started, so that its server is looked for (OpenCode's log,
+	// opencode_live.go); it is never read.
+	Wake bool
 }
 
 // Source is one agent's root folder and the files nudge reads under it.
@@ -51,8 +55,11 @@ var agentHomes = map[string]agentHome{
 	// formats/opencode.md §2.1: one SQLite database for every OpenCode
 	// process, $XDG_DATA_HOME/opencode/opencode.db (XDG on macOS too); the
 	// live state comes from the event streams of processes with a server.
+	// Every process appends to log/opencode.log as it starts (§2.3; older
+	// versions wrote log/<time>.log): a sign to look for its server.
 	"opencode": {env: "XDG_DATA_HOME", sub: "opencode", dir: ".local/share/opencode", files: []FileSet{
 		{Pattern: "opencode.db", Database: true},
+		{Pattern: "log/*.log", Wake: true},
 	}},
 	// formats/codex.md §2: one rollout per session under the start date's folders.
 	"codex": {env: "CODEX_HOME", dir: ".codex", files: []FileSet{

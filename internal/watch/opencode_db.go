@@ -50,6 +50,7 @@ func databaseStamp(p string, main os.FileInfo) (size int64, mtime time.Time) {
 // describes the database file. One short read per call: the connection is
 // closed before it returns, so no read transaction pins OpenCode's WAL (§2.1).
 func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
+	w.wakeLive() // an OpenCode process is at work: it may run a server
 	dev, ino := fileKey(fi)
 	t.size, t.mtime = databaseStamp(t.path, fi)
 	if wal, err := opencode.InWAL(t.path); err != nil || !wal {

@@ -8,36 +8,54 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
+	"nudge/internal/proc"
 	"nudge/internal/watch/opencode"
 )
 
 // The live event streams of running OpenCode processes. Retrying, quota
 // sleeps and open boxes exist only in the owning process and its HTTP event
-// stream, never in the database (formats/opencode.md §2.4, §3). Every few
-// seconds the process table is searched for OpenCode processes that run a
-// server; each one's stream is followed until the process goes. Its events
-// become records of the database the process writes, with the path
+// stream, never in the database (docs/agents/opencode.md §2.4, §3).
+//
+// The process table is read only when something says a server may have
+// started: the database, its -wal file or OpenCode's log changed (wakeLive),
+// once those changes have settled and never more often than liveGap. Only
+// the person's own processes are considered (package proc), and a server is
+// followed only when its environment could be read and names a database
+// nudge watches. A followed stream ends with its process.
+//
+// A stream's events become records of that database, with the path
 //
 //	opencode-sse://<pid>@<host>:<port>/<session>
 //
-// one per process and session, and no position. While a stream reports a
-// session, that session's database rows are skipped (opencode_db.go).
+// one per process and session, and no position. Nothing a stream says is
+// taken before the database confirms it: a session's events pass only once
+// the database holds that session, in the folder the stream names. While a
+// stream reports a session, that session's database rows are skipped
+// (opencode_db.go).
 
 const (
 	// LivePrefix starts the path of a record from a live event stream.
 	LivePrefix = "opencode-sse://"
-	// liveScan is how often the process table is searched.
-	liveScan = 2 * time.Second
-	// liveReconnect is the pause before a dropped stream is opened again.
-	liveReconnect = time.Second
+	// liveSettle is how long the changes that woke the search may go on
+	// before the process table is read.
+	liveSettle = 500 * time.Millisecond
+	// liveGap is the least time between two reads of the process table.
+	liveGap = 3 * time.Second
+	// liveReconnect is the first pause before a dropped stream of a still
+	// running server is opened again; it doubles up to liveReconnectMax.
+	liveReconnect    = time.Second
+	liveReconnectMax = time.Minute
+	// liveSilence cuts a stream that sent nothing for this long (OpenCode
+	// sends a heartbeat every 10 s): a hung connection is opened again.
+	liveSilence = 30 * time.Second
+	// liveRecheck is how often a session the database does not hold yet
+	// is looked for again, while its stream speaks of it.
+	liveRecheck = time.Second
 )
 
 // livePath is the record path of a session's events from one process.
@@ -48,30 +66,39 @@ func livePath(pid int, addr, session string) string {
 // liveState is the watcher's side of the live streams.
 type liveState struct {
 	msgs chan liveMsg
+	// wake says a server may have started (wakeLive).
+	wake chan struct{}
 	// covered counts, per session, the live streams that report it; owned
 	// by the Run goroutine.
 	covered map[string]int
 }
 
 func newLiveState() liveState {
-	return liveState{msgs: make(chan liveMsg, 256), covered: map[string]int{}}
+	return liveState{msgs: make(chan liveMsg, 256), wake: make(chan struct{}, 1), covered: map[string]int{}}
 }
 
-// liveMsg is one event from a stream, or (ended set) the end of a stream.
+// wakeLive asks for the process table to be searched for OpenCode servers:
+// a database or OpenCode's log changed. It never blocks.
+func (w *Watcher) wakeLive() {
+	select {
+	case w.live.wake <- struct{}{}:
+	default:
+	}
+}
+
+// liveMsg is one event from a stream, or (ended set) the sessions a stream
+// no longer reports.
 type liveMsg struct {
 	agent, path, session string
 	line                 []byte
 	first                bool     // the stream's first event of this session
-	ended                []string // the sessions the stream reported
+	ended                []string // the sessions the stream stops reporting
 }
 
-// liveProc is a running OpenCode process with a server.
+// liveProc is a followed OpenCode server and the database source it writes.
 type liveProc struct {
-	pid   int
-	addr  string // host:port
-	argv  string // its command line, to tell the same process later
-	agent string
-	db    string // the database it writes
+	opencode.Server
+	agent, db string
 }
 
 // takeLive handles a message of a stream on the Run goroutine.
@@ -103,65 +130,116 @@ func (w *Watcher) databases() []liveProc {
 	return out
 }
 
-// followLive finds OpenCode processes with a server and follows their
-// streams, until ctx ends. It does nothing without a database source.
+// followLive searches the process table for OpenCode servers each time
+// wakeLive asks, and follows their streams, until ctx ends. It does nothing
+// without a database source.
 func (w *Watcher) followLive(ctx context.Context) {
 	dbs := w.databases()
 	if len(dbs) == 0 {
 		return
 	}
-	followed := map[string]bool{} // pid@addr, until the process goes
-	tick := time.NewTicker(liveScan)
-	defer tick.Stop()
+	followed := map[string]string{} // "pid@start" → address, while its stream runs
+	told := map[string]bool{}       // processes whose refusal was logged
+	ended := make(chan string)
+	var last time.Time
 	for {
-		procs, err := openCodeServers(ctx)
-		if err != nil {
-			w.log.Debug("cannot list processes for OpenCode servers", "err", err)
-		}
-		seen := map[string]bool{}
-		addrs := map[string]bool{}
-		for k := range followed {
-			addrs[k[strings.IndexByte(k, '@')+1:]] = true
-		}
-		for _, p := range procs {
-			key := strconv.Itoa(p.pid) + "@" + p.addr
-			seen[key] = true
-			// The npm launcher and the native process it starts share
-			// one server: follow it once.
-			if followed[key] || addrs[p.addr] {
-				continue
-			}
-			if !attach(&p, dbs) {
-				continue
-			}
-			followed[key], addrs[p.addr] = true, true
-			w.log.Info("following OpenCode event stream", "pid", p.pid, "addr", p.addr, "db", p.db)
-			w.streams.Go(func() { w.followStream(ctx, p) })
-		}
-		for k := range followed {
-			if !seen[k] {
-				delete(followed, k)
-			}
-		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case k := <-ended:
+			delete(followed, k)
+			continue
+		case <-w.live.wake:
+		}
+		settle := time.NewTimer(max(liveSettle, liveGap-time.Since(last)))
+	settling:
+		for {
+			select {
+			case <-ctx.Done():
+				settle.Stop()
+				return
+			case k := <-ended:
+				delete(followed, k)
+			case <-w.live.wake:
+			case <-settle.C:
+				break settling
+			}
+		}
+		last = time.Now()
+		w.searchLive(ctx, dbs, followed, told, ended)
+	}
+}
+
+// searchLive follows every OpenCode server of the person's that is not
+// followed yet and writes a watched database.
+func (w *Watcher) searchLive(ctx context.Context, dbs []liveProc, followed map[string]string, told map[string]bool, ended chan<- string) {
+	w.log.Debug("looking for OpenCode servers among the person's processes")
+	procs, err := proc.List(ctx)
+	if err != nil {
+		w.log.Debug("cannot list processes for OpenCode servers", "err", err)
+		return
+	}
+	addrs := map[string]bool{}
+	for _, a := range followed {
+		addrs[a] = true
+	}
+	seen := map[string]bool{}
+	for _, p := range procs {
+		key := strconv.Itoa(p.PID) + "@" + p.Started
+		if p.PID == os.Getpid() || !opencode.IsOpenCode(p) || followed[key] != "" {
+			continue
+		}
+		seen[key] = true
+		s, err := opencode.FindServer(p)
+		if errors.Is(err, opencode.ErrNoServer) || errors.Is(err, proc.ErrGone) {
+			continue
+		}
+		var lp liveProc
+		if err == nil {
+			agent, db, ok := attach(s.DB, dbs)
+			if ok {
+				lp = liveProc{Server: s, agent: agent, db: db}
+			} else {
+				err = fmt.Errorf("it writes %s, a database nudge does not watch", s.DB)
+			}
+		}
+		if err != nil {
+			if !told[key] {
+				told[key] = true
+				w.log.Info("OpenCode process not followed", "pid", p.PID, "err", err)
+			}
+			continue
+		}
+		// The npm launcher and the native process it starts share one
+		// server: follow it once.
+		if addrs[s.Addr] {
+			continue
+		}
+		followed[key], addrs[s.Addr] = s.Addr, true
+		w.log.Info("following OpenCode event stream", "pid", s.PID, "addr", s.Addr, "db", lp.db)
+		w.streams.Go(func() {
+			w.followStream(ctx, lp)
+			select {
+			case ended <- key:
+			case <-ctx.Done():
+			}
+		})
+	}
+	for k := range told {
+		if !seen[k] {
+			delete(told, k)
 		}
 	}
 }
 
-// attach picks the watched database p writes: the one its environment
-// names, or the only one when its environment cannot be read.
-func attach(p *liveProc, dbs []liveProc) bool {
-	want, known := processDatabase(p.pid)
+// attach picks the watched database a process writes, by its path.
+func attach(db string, dbs []liveProc) (agent, path string, ok bool) {
 	for _, d := range dbs {
-		if !known || sameFile(want, d.db) {
-			p.agent, p.db = d.agent, d.db
-			return true
+		if sameFile(db, d.db) {
+			return d.agent, d.db, true
 		}
 	}
-	return false
+	return "", "", false
 }
 
 func sameFile(a, b string) bool {
@@ -173,153 +251,72 @@ func sameFile(a, b string) bool {
 	return err1 == nil && err2 == nil && ra == rb
 }
 
-// processDatabase is the database an OpenCode process uses, from its
-// environment: OPENCODE_DB (absolute, or relative to the data folder), else
-// $XDG_DATA_HOME/opencode/opencode.db, else ~/.local/share/… (§2.1).
-func processDatabase(pid int) (string, bool) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-	if err != nil {
-		return "", false
-	}
-	env := map[string]string{}
-	for _, kv := range bytes.Split(raw, []byte{0}) {
-		if k, v, ok := strings.Cut(string(kv), "="); ok {
-			env[k] = v
-		}
-	}
-	data := env["XDG_DATA_HOME"]
-	if data == "" {
-		if env["HOME"] == "" {
-			return "", false
-		}
-		data = filepath.Join(env["HOME"], ".local", "share")
-	}
-	data = filepath.Join(data, "opencode")
-	if db := env["OPENCODE_DB"]; db != "" {
-		if filepath.IsAbs(db) {
-			return db, true
-		}
-		return filepath.Join(data, db), true
-	}
-	return filepath.Join(data, "opencode.db"), true
+// liveSession is what a stream knows of one session it spoke of.
+type liveSession struct {
+	folder    string    // the session's folder in the database, once confirmed
+	confirmed bool      // the database holds the session
+	checked   time.Time // the last look in the database
+	covered   bool      // its events were passed on: Run counts this stream
+	refused   bool      // the stream named another folder: not used for it
 }
 
-// openCodeServers lists the OpenCode processes whose command line names a
-// server (opencode.ServerAddr): from /proc where there is one, else ps.
-func openCodeServers(ctx context.Context) ([]liveProc, error) {
-	var out []liveProc
-	add := func(pid int, argv []string) {
-		if addr, ok := opencode.ServerAddr(argv); ok && pid != os.Getpid() {
-			out = append(out, liveProc{pid: pid, addr: addr, argv: strings.Join(argv, "\x00")})
-		}
-	}
-	entries, err := os.ReadDir("/proc")
-	if err == nil {
-		for _, e := range entries {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			if argv, ok := procArgv(pid); ok {
-				add(pid, argv)
-			}
-		}
-		if len(entries) > 0 {
-			if _, err := os.Stat("/proc/self/cmdline"); err == nil {
-				return out, nil
-			}
-		}
-	}
-	// No /proc (macOS, BSDs): ps splits arguments at spaces, which is
-	// enough to see "opencode", "serve" and "--port N".
-	b, err := exec.CommandContext(ctx, "ps", "-axww", "-o", "pid=,args=").Output()
-	if err != nil {
-		return nil, fmt.Errorf("ps: %w", err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		if pid, err := strconv.Atoi(f[0]); err == nil {
-			add(pid, f[1:])
-		}
-	}
-	return out, nil
-}
-
-// procArgv reads a process's arguments from /proc.
-func procArgv(pid int) ([]string, bool) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil || len(raw) == 0 {
-		return nil, false
-	}
-	return strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00"), true
-}
-
-// stillRunning tells whether p's process is still there with the same
-// command line.
-func stillRunning(ctx context.Context, p liveProc) bool {
-	if argv, ok := procArgv(p.pid); ok {
-		return strings.Join(argv, "\x00") == p.argv
-	}
-	procs, err := openCodeServers(ctx)
-	if err != nil {
-		return true
-	}
-	for _, q := range procs {
-		if q.pid == p.pid && q.addr == p.addr {
-			return true
-		}
-	}
-	return false
-}
-
-// errUnauthorized: the server wants a password nudge does not have (§2.4).
-var errUnauthorized = errors.New("the server asks for a password (OPENCODE_SERVER_PASSWORD)")
-
-// liveClient talks to loopback servers only: no proxy, no timeout on a stream.
-var liveClient = &http.Client{Transport: &http.Transport{Proxy: nil, DisableCompression: true}}
-
-// followStream reads p's stream, reconnecting while the process runs, and
-// finally tells Run which sessions it reported.
+// followStream reads p's stream, opening it again while the process runs
+// and serves where it did, and finally tells Run which sessions it no
+// longer reports.
 func (w *Watcher) followStream(ctx context.Context, p liveProc) {
-	sessions := map[string]bool{}
+	sessions := map[string]*liveSession{}
 	defer func() {
-		ended := make([]string, 0, len(sessions))
-		for s := range sessions {
-			ended = append(ended, s)
+		var ended []string
+		for id, s := range sessions {
+			if s.covered {
+				ended = append(ended, id)
+			}
 		}
 		select {
 		case w.live.msgs <- liveMsg{ended: ended}:
 		case <-ctx.Done():
 		}
 	}()
-	logged := false
-	for ctx.Err() == nil && stillRunning(ctx, p) {
-		err := w.readStream(ctx, p, sessions)
-		if errors.Is(err, errUnauthorized) {
-			w.log.Warn("cannot follow OpenCode event stream; the database is still read", "pid", p.pid, "addr", p.addr, "err", err)
+	pause := liveReconnect
+	for ctx.Err() == nil {
+		got, err := w.readStream(ctx, p, sessions)
+		if errors.Is(err, opencode.ErrUnauthorized) {
+			w.log.Warn("cannot follow OpenCode event stream; the database is still read", "pid", p.PID, "addr", p.Addr, "err", err)
 			return
 		}
-		if err != nil && ctx.Err() == nil && !logged {
-			w.log.Debug("OpenCode event stream dropped; reconnecting", "pid", p.pid, "addr", p.addr, "err", err)
-			logged = true
+		if ctx.Err() != nil {
+			return
 		}
+		// The stream ended: a server whose process went, or that no
+		// longer listens there, is done.
+		now, err2 := proc.Get(p.PID)
+		if err2 != nil || now.Started != p.Started {
+			break
+		}
+		s, err2 := opencode.FindServer(now)
+		if err2 != nil || s.Addr != p.Addr {
+			break
+		}
+		p.Server = s
+		if got {
+			pause = liveReconnect
+		}
+		w.log.Debug("OpenCode event stream dropped; opening it again", "pid", p.PID, "addr", p.Addr, "in", pause, "err", err)
 		select {
 		case <-ctx.Done():
-		case <-time.After(liveReconnect):
+			return
+		case <-time.After(pause):
 		}
+		pause = min(2*pause, liveReconnectMax)
 	}
-	if ctx.Err() == nil {
-		w.log.Info("OpenCode process gone; its stream ends", "pid", p.pid, "addr", p.addr)
-	}
+	w.log.Info("OpenCode process gone; its stream ends", "pid", p.PID, "addr", p.Addr)
 }
 
 // liveFrame is the part of a /global/event frame the stream looks at:
 // {"directory","project","payload":{"type","properties":{"sessionID"}}}.
 type liveFrame struct {
-	Payload json.RawMessage `json:"payload"`
+	Directory string          `json:"directory"`
+	Payload   json.RawMessage `json:"payload"`
 }
 
 type livePayload struct {
@@ -332,48 +329,23 @@ type livePayload struct {
 // readStream follows GET /global/event, which carries every instance
 // (project folder) of the process, and hands each session event to Run as
 // /event sends it. Durable duplicates (`sync`) and events of no session
-// (heartbeats, plugins) are dropped.
-func (w *Watcher) readStream(ctx context.Context, p liveProc, sessions map[string]bool) error {
-	// A stream that stays open after its process went (a hung connection)
-	// is cut when the process table no longer shows the process.
+// (heartbeats, plugins) are dropped. got tells whether any frame came.
+func (w *Watcher) readStream(ctx context.Context, p liveProc, sessions map[string]*liveSession) (got bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() {
-		tick := time.NewTicker(liveScan)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				if !stillRunning(ctx, p) {
-					cancel()
-					return
-				}
-			}
-		}
-	}()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.addr+"/global/event", nil)
+	silence := time.AfterFunc(liveSilence, cancel)
+	defer silence.Stop()
+	body, err := p.Stream(ctx)
 	if err != nil {
-		return fmt.Errorf("event stream request: %w", err)
+		return false, err
 	}
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := liveClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("event stream: %w", err)
-	}
-	defer resp.Body.Close()
-	switch {
-	case resp.StatusCode == http.StatusUnauthorized:
-		return errUnauthorized
-	case resp.StatusCode != http.StatusOK:
-		return fmt.Errorf("event stream: HTTP %d", resp.StatusCode)
-	}
-	br := bufio.NewReaderSize(resp.Body, readBuffer)
+	defer body.Close()
+	br := bufio.NewReaderSize(body, readBuffer)
 	var data, line []byte
 	over := false // the frame passed the line cap: it is dropped
 	for {
 		chunk, err := br.ReadSlice('\n')
+		silence.Reset(liveSilence)
 		if !over {
 			line = append(line, chunk...)
 			over = len(data)+len(line) > w.opts.LineCap
@@ -383,14 +355,15 @@ func (w *Watcher) readStream(ctx context.Context, p liveProc, sessions map[strin
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return errors.New("event stream ended")
+				return got, errors.New("event stream ended")
 			}
-			return fmt.Errorf("event stream: %w", err)
+			return got, fmt.Errorf("event stream: %w", err)
 		}
 		line = bytes.TrimRight(line, "\r\n")
 		switch v, isData := bytes.CutPrefix(line, []byte("data:")); {
 		case len(line) == 0 && !over:
 			if len(data) > 0 {
+				got = true
 				w.liveEvent(ctx, p, data, sessions)
 			}
 			data = data[:0]
@@ -406,8 +379,9 @@ func (w *Watcher) readStream(ctx context.Context, p liveProc, sessions map[strin
 	}
 }
 
-// liveEvent passes one frame's payload to Run.
-func (w *Watcher) liveEvent(ctx context.Context, p liveProc, frame []byte, sessions map[string]bool) {
+// liveEvent passes one frame's payload to Run, once the database confirms
+// its session and folder.
+func (w *Watcher) liveEvent(ctx context.Context, p liveProc, frame []byte, sessions map[string]*liveSession) {
 	var f liveFrame
 	if json.Unmarshal(frame, &f) != nil {
 		return
@@ -420,11 +394,72 @@ func (w *Watcher) liveEvent(ctx context.Context, p liveProc, frame []byte, sessi
 	if json.Unmarshal(payload, &ev) != nil || ev.Type == "sync" || ev.Properties.SessionID == "" {
 		return
 	}
-	s := ev.Properties.SessionID
-	m := liveMsg{agent: p.agent, path: livePath(p.pid, p.addr, s), session: s, line: bytes.Clone(payload)}
-	if !sessions[s] {
-		sessions[s], m.first = true, true
+	id := ev.Properties.SessionID
+	s := sessions[id]
+	if s == nil {
+		s = &liveSession{}
+		sessions[id] = s
 	}
+	if !w.confirm(ctx, p, id, s) {
+		return
+	}
+	if f.Directory != "" && filepath.Clean(f.Directory) != filepath.Clean(s.folder) {
+		w.log.Warn("OpenCode event stream names another folder than the database for a session; the stream is not used for it",
+			"pid", p.PID, "session", id, "stream", f.Directory, "database", s.folder)
+		s.refused = true
+		if s.covered {
+			s.covered = false
+			w.sendLive(ctx, liveMsg{ended: []string{id}})
+		}
+		return
+	}
+	m := liveMsg{agent: p.agent, path: livePath(p.PID, p.Addr, id), session: id, line: bytes.Clone(payload)}
+	if !s.covered {
+		s.covered, m.first = true, true
+	}
+	w.sendLive(ctx, m)
+}
+
+// confirm tells whether the stream's events of session id may pass: the
+// database the process writes holds the session (looked up at most every
+// liveRecheck while it does not).
+func (w *Watcher) confirm(ctx context.Context, p liveProc, id string, s *liveSession) bool {
+	if s.refused {
+		return false
+	}
+	if s.confirmed {
+		return true
+	}
+	if time.Since(s.checked) < liveRecheck {
+		return false
+	}
+	s.checked = time.Now()
+	folder, err := sessionFolder(ctx, p.db, id)
+	if err != nil {
+		w.log.Debug("OpenCode stream event of a session the database does not confirm; dropped", "pid", p.PID, "session", id, "err", err)
+		return false
+	}
+	s.folder, s.confirmed = folder, true
+	return true
+}
+
+// sessionFolder reads a session's folder from the database at path, in
+// one short read.
+func sessionFolder(ctx context.Context, path, id string) (string, error) {
+	if wal, err := opencode.InWAL(path); err != nil {
+		return "", err
+	} else if !wal {
+		return "", fmt.Errorf("database %s is not in WAL mode yet", path)
+	}
+	db, err := opencode.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	return opencode.SessionFolder(ctx, db, id)
+}
+
+func (w *Watcher) sendLive(ctx context.Context, m liveMsg) {
 	select {
 	case w.live.msgs <- m:
 	case <-ctx.Done():

@@ -3,16 +3,17 @@ package watch
 import (
 	"database/sql"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"nudge/internal/samples"
-	"nudge/internal/watch/opencode"
+	"nudge/internal/watch/opencode/opencodetest"
 )
 
 // openCodeRoot copies a sample database into a fresh data folder and
@@ -100,110 +101,231 @@ func TestOpenCodeDatabaseFirstRunSkipsHistory(t *testing.T) {
 	}
 }
 
-func TestOpenCodeServerAddr(t *testing.T) {
-	cases := []struct {
-		argv string
-		want string
-	}{
-		{"opencode", ""},
-		{"opencode serve", "127.0.0.1:4096"},
-		{"/x/node_modules/opencode-linux-x64/bin/opencode serve --hostname 127.0.0.1 --port 4311", "127.0.0.1:4311"},
-		{"node /x/bin/opencode --port=5000", "127.0.0.1:5000"},
-		{"opencode serve --port 0", ""},
-		{"opencode serve --hostname 10.0.0.5", ""},
-		{"vim opencode serve", ""},
-		{"opencode --port nope", ""},
-	}
-	for _, c := range cases {
-		got, _ := opencode.ServerAddr(strings.Fields(c.argv))
-		if got != c.want {
-			t.Errorf("ServerAddr(%q) = %q, want %q", c.argv, got, c.want)
-		}
-	}
+// liveOpenCode is a stand-in OpenCode server whose /global/event sends
+// the frames a test puts in frames, and records the credentials of each
+// stream request.
+type liveOpenCode struct {
+	*opencodetest.Server
+	frames chan string
+	mu     sync.Mutex
+	auth   []string
 }
 
-// TestOpenCodeLiveStream runs a process whose command line reads as
-// `opencode serve --port N` and a stand-in for its server's /global/event,
-// and checks that its session events arrive as records, that the session's
-// database rows are skipped meanwhile, and that the stream ends with the
-// process.
-func TestOpenCodeLiveStream(t *testing.T) {
-	root, db := openCodeRoot(t, "ok")
-	tail, err := exec.LookPath("tail")
-	if err != nil {
-		t.Skip("no tail(1) to stand in for an OpenCode process")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	frames := make(chan string, 10)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func (l *liveOpenCode) creds() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.auth)
+}
+
+// startLiveOpenCode runs a stand-in with env and args (opencodetest.Start).
+func startLiveOpenCode(t *testing.T, env []string, args ...string) *liveOpenCode {
+	t.Helper()
+	l := &liveOpenCode{frames: make(chan string, 10)}
+	l.Server = opencodetest.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/global/event" {
 			http.NotFound(w, r)
 			return
 		}
+		user, pass, _ := r.BasicAuth()
+		l.mu.Lock()
+		l.auth = append(l.auth, user+":"+pass)
+		l.mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprint(w, "data: {\"payload\":{\"id\":\"evt_1\",\"type\":\"server.connected\",\"properties\":{}}}\n\n")
 		w.(http.Flusher).Flush()
 		for {
 			select {
-			case f := <-frames:
+			case f := <-l.frames:
 				fmt.Fprintf(w, "data: %s\n\n", f)
 				w.(http.Flusher).Flush()
 			case <-r.Context().Done():
 				return
 			}
 		}
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	}), env, args...)
+	return l
+}
 
-	exe := filepath.Join(t.TempDir(), "opencode")
-	if err := os.Symlink(tail, exe); err != nil {
+// sampleSession is the session of the "ok" sample database, in its folder.
+const (
+	sampleSession = "ses_dd44a27b2ffeJB7OXPK95HKcGs"
+	sampleFolder  = "/home/dev/project"
+)
+
+// liveStatus is a stream frame of a session's status, in a folder.
+func liveStatus(folder, session, status string) (frame, payload string) {
+	payload = `{"id":"evt_2","type":"session.status","properties":{"sessionID":"` + session + `","status":{"type":"` + status + `"}}}`
+	return `{"directory":"` + folder + `","payload":` + payload + `}`, payload
+}
+
+// addSession adds a session row to the database, as OpenCode does when a
+// session is created.
+func addSession(t *testing.T, path, id, folder string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(2000)")
+	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, "-F", "--", os.DevNull, "serve", "--port", fmt.Sprint(port))
-	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Dir(root))
-	if err := cmd.Start(); err != nil {
+	defer db.Close()
+	_, err = db.Exec(`INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated)
+		SELECT ?, project_id, 'x', ?, 'x', version, 1, 1 FROM session LIMIT 1`, id, folder)
+	if err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+}
 
+// TestOpenCodeLiveStream: a server started with --port 0 and a password is
+// found from its own socket and environment once the database changes;
+// its events of a session the database holds arrive as records, that
+// session's rows are skipped meanwhile, and the stream ends with the
+// process.
+func TestOpenCodeLiveStream(t *testing.T) {
+	root, db := openCodeRoot(t, "ok")
 	opts := options(Sources(map[string]string{"opencode": root}))
 	opts.FirstRun = true
 	r := startRun(t, opts)
-	status := `{"id":"evt_2","type":"session.status","properties":{"sessionID":"ses_live","status":{"type":"busy"}}}`
-	frames <- `{"directory":"/p","payload":{"type":"sync","syncEvent":{"id":"evt_3"}}}`
-	frames <- `{"directory":"/p","payload":` + status + `}`
+	searches := func() int { return strings.Count(r.log.String(), "looking for OpenCode servers") }
+	eventually(t, "the search the first read of the database asks for", func() bool { return searches() == 1 })
+
+	oc := startLiveOpenCode(t, []string{"XDG_DATA_HOME=" + filepath.Dir(root), "OPENCODE_SERVER_PASSWORD=pw"}, "serve", "--port", "0")
+	// Nothing changed: the process table is not read again.
+	time.Sleep(liveSettle + liveGap)
+	if n := searches(); n != 1 || strings.Contains(r.log.String(), "following OpenCode") {
+		t.Fatalf("the process table was searched %d times with nothing changed", n)
+	}
+	writeEvent(t, db, "evt_wake", "ses_other", "message.updated.1")
+	if rec := r.records(1)[0]; !strings.Contains(string(rec.Line), "evt_wake") {
+		t.Fatalf("got %s", rec.Line)
+	}
+	eventually(t, "the server to be followed", func() bool { return strings.Contains(r.log.String(), "following OpenCode event stream") })
+	eventually(t, "the stream to be opened", func() bool { return len(oc.creds()) > 0 })
+	if got := oc.creds(); got[0] != "opencode:pw" {
+		t.Errorf("stream asked with %q, want the server's own password", got)
+	}
+
+	frame, status := liveStatus(sampleFolder, sampleSession, "busy")
+	oc.frames <- `{"directory":"/p","payload":{"type":"sync","syncEvent":{"id":"evt_3"}}}`
+	oc.frames <- frame
 	rec := r.records(1)[0]
-	want := fmt.Sprintf("opencode-sse://%d@127.0.0.1:%d/ses_live", cmd.Process.Pid, port)
+	want := fmt.Sprintf("opencode-sse://%d@%s/%s", oc.Cmd.Process.Pid, oc.Addr, sampleSession)
 	if rec.Path != want || string(rec.Line) != status || rec.Agent != "opencode" {
 		t.Fatalf("live record %s %s %s, want path %s", rec.Agent, rec.Path, rec.Line, want)
 	}
 	// Rows of the covered session are skipped (an empty record keeps the
 	// position); other sessions' rows still come.
-	writeEvent(t, db, "evt_covered", "ses_live", "message.updated.1")
+	writeEvent(t, db, "evt_covered", sampleSession, "message.updated.1")
 	if got := r.records(1)[0]; len(got.Line) != 0 || got.Path != db {
 		t.Fatalf("covered row emitted: %s", got.Line)
 	}
-	cmd.Process.Kill()
-	<-exited
+	oc.Cmd.Process.Kill()
+	<-oc.Exited
 	eventually(t, "the stream to end with its process", func() bool {
 		return strings.Contains(r.log.String(), "OpenCode process gone")
 	})
+	readAgain(t, r, db, sampleSession)
+}
+
+// readAgain checks that the database rows of session are read again.
+func readAgain(t *testing.T, r *run, db, session string) {
+	t.Helper()
 	n := 0
 	eventually(t, "the session's rows to be read again", func() bool {
 		n++
-		writeEvent(t, db, fmt.Sprintf("evt_uncovered%d", n), "ses_live", "message.updated.1")
+		writeEvent(t, db, fmt.Sprintf("evt_again%d", n), session, "message.updated.1")
 		for _, rec := range r.synced(db) {
-			if len(rec.Line) > 0 {
+			if len(rec.Line) > 0 && strings.Contains(string(rec.Line), session) {
 				return true
 			}
 		}
 		return false
 	})
+}
+
+// TestOpenCodeLiveStreamTrustsOnlyTheDatabase: a stream's events of a
+// session the database does not hold are dropped until it does; a stream
+// that names another folder for a session is not used for it.
+func TestOpenCodeLiveStreamTrustsOnlyTheDatabase(t *testing.T) {
+	root, db := openCodeRoot(t, "ok")
+	opts := options(Sources(map[string]string{"opencode": root}))
+	opts.FirstRun = true
+	oc := startLiveOpenCode(t, []string{"XDG_DATA_HOME=" + filepath.Dir(root)})
+	r := startRun(t, opts)
+	eventually(t, "the server to be followed", func() bool { return len(oc.creds()) > 0 })
+
+	const madeUp = "ses_dd44a27b2ffeMADEUPsession1"
+	frame, _ := liveStatus("/tmp/elsewhere", madeUp, "idle")
+	oc.frames <- frame
+	if recs := r.synced(db); len(recs) != 0 {
+		t.Fatalf("a session the database does not hold: %s", describe(recs))
+	}
+	time.Sleep(liveRecheck)
+	addSession(t, db, madeUp, "/tmp/elsewhere")
+	r.synced(db) // the row's change
+	eventually(t, "the session's event once the database holds it", func() bool {
+		oc.frames <- frame
+		for _, rec := range r.synced(db) {
+			if strings.HasPrefix(rec.Path, LivePrefix) && strings.HasSuffix(rec.Path, "/"+madeUp) {
+				return true
+			}
+		}
+		time.Sleep(liveRecheck / 4)
+		return false
+	})
+
+	// Confirmed and covered, then the stream names another folder: the
+	// stream is not used for the session any more; its rows come again.
+	frame, _ = liveStatus(sampleFolder, sampleSession, "busy")
+	oc.frames <- frame
+	for rec := r.records(1)[0]; !strings.HasSuffix(rec.Path, "/"+sampleSession); rec = r.records(1)[0] {
+		if !strings.HasSuffix(rec.Path, "/"+madeUp) {
+			t.Fatalf("got %s", rec.Path)
+		}
+	}
+	frame, _ = liveStatus("/tmp/attacker", sampleSession, "idle")
+	oc.frames <- frame
+	eventually(t, "the folder mismatch to be seen", func() bool {
+		return strings.Contains(r.log.String(), "names another folder than the database")
+	})
+	readAgain(t, r, db, sampleSession)
+	frame, _ = liveStatus(sampleFolder, sampleSession, "idle")
+	oc.frames <- frame
+	for _, rec := range r.synced(db) {
+		if strings.HasPrefix(rec.Path, LivePrefix) && strings.HasSuffix(rec.Path, "/"+sampleSession) {
+			t.Errorf("stream used for the session after it named another folder: %s", rec.Line)
+		}
+	}
+}
+
+// A server that writes another database than the watched one is not
+// followed.
+func TestOpenCodeLiveStreamOtherDatabase(t *testing.T) {
+	root, _ := openCodeRoot(t, "ok")
+	oc := startLiveOpenCode(t, []string{"XDG_DATA_HOME=" + t.TempDir()})
+	r := startRun(t, options(Sources(map[string]string{"opencode": root})))
+	eventually(t, "the refusal to be logged", func() bool {
+		return strings.Contains(r.log.String(), "OpenCode process not followed")
+	})
+	if got := oc.creds(); len(got) != 0 {
+		t.Errorf("the stream of a server of another database was opened: %q", got)
+	}
+}
+
+// OpenCode's log changing is a sign that a process started: the process
+// table is searched, while the log itself is never read as records.
+func TestOpenCodeLogWakesTheSearch(t *testing.T) {
+	root, db := openCodeRoot(t, "ok")
+	mkdir(t, filepath.Join(root, "log"))
+	r := startRun(t, options(Sources(map[string]string{"opencode": root})))
+	searches := func() int { return strings.Count(r.log.String(), "looking for OpenCode servers") }
+	eventually(t, "the first search", func() bool { return searches() == 1 })
+	appendTo(t, filepath.Join(root, "log", "opencode.log"), "timestamp=2026-12-01T14:40:14 level=INFO message=started\n")
+	eventually(t, "a search after the log changed", func() bool { return searches() == 2 })
+	for _, rec := range r.synced(db) {
+		if strings.Contains(rec.Path, "opencode.log") {
+			t.Errorf("the log was read as records: %s", rec.Line)
+		}
+	}
+	if st := r.w.Stats(); st.FilesWatched != 1 {
+		t.Errorf("files watched: %d, want the database alone", st.FilesWatched)
+	}
 }

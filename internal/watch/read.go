@@ -12,8 +12,15 @@ import (
 
 // visit follows the file at p, reading it when it is new, when force is set
 // (an event named it), or when its size, time or inode changed since the last
-// look.
+// look. A Wake file is not followed: an event naming it wakes the search for
+// live servers.
 func (w *Watcher) visit(ctx context.Context, r *root, p string, set FileSet, force bool) {
+	if set.Wake {
+		if force {
+			w.wakeLive()
+		}
+		return
+	}
 	t := w.tails[p]
 	if t != nil && force {
 		t.seen = w.gen

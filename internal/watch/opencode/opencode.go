@@ -1,6 +1,7 @@
 // Package opencode reads what OpenCode keeps outside of plain files: the
-// durable event log in its SQLite database and the address of a running
-// process's HTTP server (formats/opencode.md §2.1, §2.4). It never writes.
+// durable event log in its SQLite database, and the HTTP server of a
+// running process: where it listens, its password, the database it writes
+// (docs/agents/opencode.md §2.1, §2.4). It never writes to either.
 package opencode
 
 import (
@@ -9,12 +10,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	_ "modernc.org/sqlite" // the "sqlite" driver
 )
@@ -122,78 +120,4 @@ func Last(ctx context.Context, db *sql.DB) (int64, error) {
 		return 0, fmt.Errorf("read opencode event log end: %w", err)
 	}
 	return last, nil
-}
-
-// DefaultPort is where `opencode serve` listens without --port (§2.4).
-const DefaultPort = 4096
-
-// ServerAddr is the loopback address "host:port" of the HTTP server an
-// OpenCode process runs, from its command line: `serve` always listens
-// (default port 4096), the TUI only with --port or --hostname (§2.4). ok is
-// false for a process without a usable port, including --port 0 (a port the
-// command line does not name) and a non-loopback host.
-func ServerAddr(argv []string) (addr string, ok bool) {
-	if len(argv) == 0 || !isOpenCode(argv) {
-		return "", false
-	}
-	host, port, serve, listen := "127.0.0.1", -1, false, false
-	for i := 1; i < len(argv); i++ {
-		a := argv[i]
-		name, value, hasValue := strings.Cut(a, "=")
-		switch name {
-		case "--port", "--hostname":
-			if !hasValue {
-				if i+1 >= len(argv) {
-					continue
-				}
-				i++
-				value = argv[i]
-			}
-			listen = true
-			if name == "--port" {
-				n, err := strconv.Atoi(value)
-				if err != nil || n < 0 || n > 65535 {
-					return "", false
-				}
-				port = n
-			} else {
-				host = value
-			}
-		case "serve", "web":
-			serve = true
-		}
-	}
-	if !serve && !listen {
-		return "", false
-	}
-	if port < 0 {
-		port = DefaultPort
-	}
-	if port == 0 {
-		return "", false
-	}
-	switch host {
-	case "localhost", "0.0.0.0", "::", "":
-		host = "127.0.0.1"
-	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() && !ip.IsUnspecified() {
-		return "", false
-	}
-	return net.JoinHostPort(host, strconv.Itoa(port)), true
-}
-
-// isOpenCode tells an OpenCode command line: the executable is named
-// opencode (the npm launcher runs `node …/bin/opencode`; the native build is
-// `opencode` or `.opencode`).
-func isOpenCode(argv []string) bool {
-	for i, a := range argv[:min(len(argv), 2)] {
-		base := strings.TrimPrefix(filepath.Base(a), ".")
-		if base == "opencode" || base == "opencode.exe" {
-			return true
-		}
-		if i == 0 && base != "node" && base != "bun" {
-			return false
-		}
-	}
-	return false
 }
