@@ -2,7 +2,9 @@ package classify
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -40,6 +42,30 @@ type Agent struct {
 	// prompt with no approval or question on screen. Agents whose records
 	// cannot show an open box (Codex) need it.
 	ScreenReady func(screen string) error
+	// SessionID is the shape of the agent's own session ids, anchored. A
+	// session id read from records is untrusted: one of another shape is
+	// never put on a command line, in a path or in a URL (CheckSession).
+	SessionID *regexp.Regexp
+}
+
+// uuidPattern is a UUID in its text form, the session id of most agents.
+const uuidPattern = `[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`
+
+// anyIDPattern is the session id of an agent whose ids have no documented
+// shape: letters, digits and ._- , never a leading "-" or a path.
+const anyIDPattern = `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`
+
+// CheckSession returns an error unless id has the shape of a's session
+// ids; an id starting with "-" (which a command line would read as an
+// option) never does.
+func (a Agent) CheckSession(id string) error {
+	switch {
+	case strings.HasPrefix(id, "-"):
+		return fmt.Errorf("%s session id %q starts with \"-\"; refused", a.Title, id)
+	case a.SessionID == nil || !a.SessionID.MatchString(id):
+		return fmt.Errorf("%q is not a %s session id; refused", id, a.Title)
+	}
+	return nil
 }
 
 var (

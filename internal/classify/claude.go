@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -26,6 +27,8 @@ func init() {
 		// The live registry shows open boxes and idleness, so no screen
 		// check is needed (claude.md §7.1).
 		Executables: []string{"claude", "claude.exe"},
+		// docs/agents/claude.md §2: sessionId, also the transcript's file name.
+		SessionID: regexp.MustCompile(`^` + uuidPattern + `$`),
 	})
 }
 

@@ -29,6 +29,8 @@ func init() {
 		// The native binary; the npm launcher runs as "node" (codex.md §7).
 		Executables: []string{"codex", "codex.exe"},
 		ScreenReady: codexScreenReady,
+		// docs/agents/codex.md §2: the thread id in the rollout's name and session_meta.
+		SessionID: regexp.MustCompile(`^` + uuidPattern + `$`),
 	})
 }
 

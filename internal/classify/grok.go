@@ -31,6 +31,8 @@ func init() {
 			"is set to feed nudge (grok-dev ≥ 1.1.5: `nudge hook grok` as the UserPromptSubmit, Stop and StopFailure " +
 			"hook; @vibe-kit/grok-cli has no hooks); Grok has no hook for its approval prompts, so its boxes stay unseen",
 		Executables: []string{"grok"},
+		// docs/agents/grok.md §2: grok.db's sessions.id, of no documented shape.
+		SessionID: regexp.MustCompile(anyIDPattern),
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +35,8 @@ func init() {
 		// started by. The session is not on the command line and the wire
 		// file is not held open; the cwd is the session's (kimi.md A9).
 		Executables: []string{"kimi-code", "kimi"},
+		// docs/agents/kimi.md A1: "session_" and a uuid, as --session takes it.
+		SessionID: regexp.MustCompile(`^session_` + uuidPattern + `$`),
 	})
 }
 

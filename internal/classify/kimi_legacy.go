@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -34,6 +35,8 @@ func init() {
 		Blind: "the wire record says only that a turn failed; the cause is read from logs/kimi.log, " +
 			"without which the failure is unknown",
 		Executables: []string{"kimi"},
+		// docs/agents/kimi.md B1: the session's folder, a bare uuid.
+		SessionID: regexp.MustCompile(`^` + uuidPattern + `$`),
 	})
 }
 

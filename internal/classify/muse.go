@@ -43,6 +43,9 @@ func init() {
 			"session.jsonl changes, or reads MSP frame logs (<muse root>/nudge/frames/*.ndjson) that a client on " +
 			"`muse serve`'s stdio writes; without `muse` on PATH only frame logs are read",
 		Executables: []string{"muse"},
+		// docs/agents/muse.md A2: MSP leaves sessionId opaque (Muse writes UUIDv7s; other
+		// hosts name sessions as they like).
+		SessionID: regexp.MustCompile(anyIDPattern),
 	})
 }
 

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"nudge/internal/classify"
 )
 
 // Reasons a delivery is refused or fails. Errors returned by this package wrap
@@ -30,6 +32,9 @@ var (
 	// ErrNoScreen: the agent needs its screen checked before typing and the
 	// backend cannot show it.
 	ErrNoScreen = errors.New("cannot show the screen")
+	// ErrBadSession: the session id is not of the shape the agent writes
+	// (classify.Agent.SessionID): it is never used.
+	ErrBadSession = errors.New("not a session id of the agent")
 )
 
 // Target is the live session a continuation is for.
@@ -145,6 +150,9 @@ func (i *Injector) Backends() []string {
 // the target is not retried with another backend. The Delivery names the
 // place whenever one was located, also on error.
 func (i *Injector) Deliver(ctx context.Context, t Target, text string) (Delivery, error) {
+	if err := checkSession(t.Agent, t.Session); err != nil {
+		return Delivery{}, err
+	}
 	b, w, err := i.locate(ctx, t)
 	if err != nil {
 		return Delivery{}, err
@@ -185,6 +193,23 @@ func checkScreen(ctx context.Context, b Backend, w Where, ready func(string) err
 	return nil
 }
 
+// checkSession refuses a session id that agent does not write: the id came
+// from records, and backends put it on command lines and in URLs. A target
+// without a session has none to check.
+func checkSession(agent, session string) error {
+	if session == "" {
+		return nil
+	}
+	a, ok := classify.Lookup(agent)
+	if !ok {
+		return refuse(ErrBadSession, "unknown agent %q", agent)
+	}
+	if err := a.CheckSession(session); err != nil {
+		return refuse(ErrBadSession, "%v", err)
+	}
+	return nil
+}
+
 // noScreen refuses b for an agent whose screen must be checked.
 func noScreen(b Backend) error {
 	return refuse(ErrNoScreen, "%s cannot show the screen, and this agent's screen must be checked before typing", b.Name())
@@ -193,8 +218,13 @@ func noScreen(b Backend) error {
 // Explain asks every backend where it would type for t and why not.
 func (i *Injector) Explain(ctx context.Context, t Target) []Finding {
 	findings := make([]Finding, 0, len(i.backends))
+	bad := checkSession(t.Agent, t.Session)
 	chosen := false
 	for _, b := range i.backends {
+		if bad != nil {
+			findings = append(findings, Finding{Backend: b.Name(), Err: bad})
+			continue
+		}
 		w, err := b.Locate(ctx, t)
 		f := Finding{Backend: b.Name(), Err: err}
 		if err == nil {

@@ -10,22 +10,35 @@ import (
 	"strings"
 )
 
-// resumeArgv builds, per agent, the headless command that continues a
-// session by id with one prompt (argv only, never a shell).
-var resumeArgv = map[string]func(session, text string) []string{
-	// formats/claude.md §9.3: appends to the same transcript.
-	"claude": func(id, text string) []string { return []string{"claude", "--resume", id, "-p", text} },
-	// formats/codex.md §8.3: appends to the same rollout; outside a git
-	// repository it needs --skip-git-repo-check.
-	"codex": func(id, text string) []string {
-		return []string{"codex", "exec", "--skip-git-repo-check", "resume", id, text}
-	},
-	// formats/kimi.md B5: the legacy CLI needs --print to run headless.
-	"kimi": func(id, text string) []string { return []string{"kimi", "--session", id, "--print", "-p", text} },
-	// formats/kimi.md A9: Kimi Code takes the session_<uuid> id.
-	"kimi_code": func(id, text string) []string { return []string{"kimi", "--session", id, "-p", text} },
-	// formats/opencode.md §8 (5): its own instance on the same database.
-	"opencode": func(id, text string) []string { return []string{"opencode", "run", "--session", id, text} },
+// resumeCommand is an agent's headless command that continues a session by
+// id with one prompt (argv only, never a shell). The session id was checked
+// against the agent's own shape (classify.Agent.CheckSession); the text
+// follows "--" where the CLI's parser takes it so.
+type resumeCommand struct {
+	argv func(session, text string) []string
+	// textOption: the text is an option's value and the parser is not
+	// known to take one starting with "-": such a text is refused.
+	textOption bool
+}
+
+var resumeCommands = map[string]resumeCommand{
+	// docs/agents/claude.md §9.3: appends to the same transcript; -p is a
+	// switch, the prompt the positional after "--".
+	"claude": {argv: func(id, text string) []string { return []string{"claude", "--resume", id, "-p", "--", text} }},
+	// docs/agents/codex.md §8.3: appends to the same rollout; outside a git
+	// repository it needs --skip-git-repo-check. Id and prompt are
+	// positionals of `resume`.
+	"codex": {argv: func(id, text string) []string {
+		return []string{"codex", "exec", "--skip-git-repo-check", "resume", "--", id, text}
+	}},
+	// docs/agents/kimi.md B5: the legacy CLI needs --print to run headless.
+	"kimi": {argv: func(id, text string) []string { return []string{"kimi", "--session=" + id, "--print", "-p", text} }, textOption: true},
+	// docs/agents/kimi.md A9: Kimi Code takes the session_<uuid> id; -p takes
+	// the next argument whatever it starts with.
+	"kimi_code": {argv: func(id, text string) []string { return []string{"kimi", "--session=" + id, "-p", text} }},
+	// docs/agents/opencode.md §8 (5): its own instance on the same database;
+	// the message is the positional after "--".
+	"opencode": {argv: func(id, text string) []string { return []string{"opencode", "run", "--session", id, "--", text} }},
 }
 
 // Resume continues a session that no live process holds by running the
@@ -49,7 +62,7 @@ func init() {
 		name: "resume", rank: rankResume,
 		available: func(o Options) bool {
 			for agent, on := range o.Resume {
-				if on && resumeArgv[agent] != nil {
+				if _, ok := resumeCommands[agent]; on && ok {
 					return true
 				}
 			}
@@ -66,7 +79,7 @@ func (*Resume) Name() string { return "resume" }
 // can hold it: the target names none, and FindProcess, which runs right
 // before Send (Deliver calls them back to back), finds none either.
 func (r *Resume) Locate(ctx context.Context, t Target) (Where, error) {
-	if resumeArgv[t.Agent] == nil {
+	if _, ok := resumeCommands[t.Agent]; !ok {
 		return Where{}, refuse(ErrNotInTerminal, "%s sessions cannot be continued headless", t.Agent)
 	}
 	if !r.enabled[t.Agent] {
@@ -91,19 +104,23 @@ func (r *Resume) Locate(ctx context.Context, t Target) (Where, error) {
 }
 
 // Send starts the agent's resume command with text as one argument and
-// returns once it runs; its exit is logged. A text starting with "-" is
-// refused: the agent's parser would take it for an option.
+// returns once it runs; its exit is logged. A session id not of the agent's
+// shape is refused, and so is a text starting with "-" where the CLI would
+// read it as an option.
 func (r *Resume) Send(ctx context.Context, w Where, text string) error {
-	argv := resumeArgv[w.Server]
+	c, ok := resumeCommands[w.Server]
 	switch {
-	case argv == nil:
+	case !ok:
 		return fmt.Errorf("%s sessions cannot be continued headless", w.Server)
 	case strings.TrimSpace(text) == "":
 		return errors.New("empty continuation text")
-	case strings.HasPrefix(text, "-"):
+	case c.textOption && strings.HasPrefix(text, "-"):
 		return errors.New("a continuation text starting with \"-\" would be read as an option; not sent headless")
 	}
-	args := argv(w.Pane, text)
+	if err := checkSession(w.Server, w.Pane); err != nil {
+		return err
+	}
+	args := c.argv(w.Pane, text)
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = w.Dir
 	out := &tail{max: 2000}

@@ -13,13 +13,22 @@ import (
 	"testing"
 )
 
+// sessions are real-shaped session ids of the agents that resume.
+var sessions = map[string]string{
+	"claude":    "11111111-1111-4111-8111-111111111111",
+	"codex":     "01a22baa-0557-7581-9c35-d25741d23cf9",
+	"kimi":      "7c0f3b2e-4d1a-4e8b-9f6c-2a5d8e1b3c70",
+	"kimi_code": "session_78244af2-7075-4dee-9363-c042bef5bb50",
+	"opencode":  "ses_dd44a27b2ffeJB7OXPK95HKcGs",
+}
+
 func TestResumeRunsTheAgentsOwnCommand(t *testing.T) {
 	want := map[string][]string{
-		"claude":    {"--resume", "S-1", "-p"},
-		"codex":     {"exec", "--skip-git-repo-check", "resume", "S-1"},
-		"kimi":      {"--session", "S-1", "--print", "-p"},
-		"kimi_code": {"--session", "S-1", "-p"},
-		"opencode":  {"run", "--session", "S-1"},
+		"claude":    {"--resume", sessions["claude"], "-p", "--"},
+		"codex":     {"exec", "--skip-git-repo-check", "resume", "--", sessions["codex"]},
+		"kimi":      {"--session=" + sessions["kimi"], "--print", "-p"},
+		"kimi_code": {"--session=" + sessions["kimi_code"], "-p"},
+		"opencode":  {"run", "--session", sessions["opencode"], "--"},
 	}
 	program := map[string]string{"claude": "claude", "codex": "codex", "kimi": "kimi", "kimi_code": "kimi", "opencode": "opencode"}
 	recs := map[string]*recorder{}
@@ -35,14 +44,18 @@ func TestResumeRunsTheAgentsOwnCommand(t *testing.T) {
 	for agent, args := range want {
 		project := t.TempDir()
 		text := hostile[0] + "\n" + hostile[1]
+		if agent != "kimi" {
+			text = "--dangerously-skip-permissions " + text // after "--", or -p's value: the prompt
+		}
 		rec := recs[program[agent]]
 		before := len(rec.calls())
-		d, err := inj.Deliver(ctx, Target{Agent: agent, Session: "S-1", Project: project,
-			Hint: Hint{Agent: agent, Session: "S-1", Project: project, Executables: []string{"nudge-no-such-agent"}}}, text)
+		id := sessions[agent]
+		d, err := inj.Deliver(ctx, Target{Agent: agent, Session: id, Project: project,
+			Hint: Hint{Agent: agent, Session: id, Project: project, Executables: []string{"nudge-no-such-agent"}}}, text)
 		if err != nil {
 			t.Fatalf("%s: Deliver: %v", agent, err)
 		}
-		if d != (Delivery{Backend: "resume", Where: agent + " S-1"}) {
+		if d != (Delivery{Backend: "resume", Where: agent + " " + id}) {
 			t.Errorf("%s: Delivery = %+v", agent, d)
 		}
 		waitFor(t, agent+" resumed", func() bool {
@@ -61,8 +74,9 @@ func TestResumeRunsTheAgentsOwnCommand(t *testing.T) {
 func TestResumeRefuses(t *testing.T) {
 	rec := standIn(t, "claude", "")
 	project := t.TempDir()
-	target := Target{Agent: "claude", Session: "S-2", Project: project,
-		Hint: Hint{Agent: "claude", Session: "S-2", Project: project, Executables: []string{"nudgeresumed"}}}
+	id := sessions["claude"]
+	target := Target{Agent: "claude", Session: id, Project: project,
+		Hint: Hint{Agent: "claude", Session: id, Project: project, Executables: []string{"nudgeresumed"}}}
 	ctx := context.Background()
 	on := NewResume(map[string]bool{"claude": true}, slog.New(slog.DiscardHandler))
 
@@ -71,8 +85,8 @@ func TestResumeRefuses(t *testing.T) {
 		t Target
 	}{
 		"off for the agent":       {NewResume(map[string]bool{"claude": false}, slog.New(slog.DiscardHandler)), target},
-		"an agent without resume": {on, Target{Agent: "grok", Session: "S-2", Project: project}},
-		"a live process named":    {on, Target{Agent: "claude", Session: "S-2", Project: project, PID: os.Getpid(), Hint: target.Hint}},
+		"an agent without resume": {on, Target{Agent: "grok", Session: "6f1c", Project: project}},
+		"a live process named":    {on, Target{Agent: "claude", Session: id, Project: project, PID: os.Getpid(), Hint: target.Hint}},
 	} {
 		if _, err := c.r.Locate(ctx, c.t); !errors.Is(err, ErrNotInTerminal) {
 			t.Errorf("Locate(%s) = %v, want ErrNotInTerminal", what, err)
@@ -88,9 +102,28 @@ func TestResumeRefuses(t *testing.T) {
 		t.Errorf("Locate(two agent processes run in the project) = %v", err)
 	}
 
-	w := Where{Server: "claude", Pane: "S-2", Dir: project}
-	if err := on.Send(ctx, w, "--dangerously-skip-permissions"); err == nil {
-		t.Error("Send(text starting with -) succeeded")
+	// Session ids from records that are not the agent's, an option
+	// among them, are never put on its command line.
+	empty := t.TempDir()
+	for _, bad := range []string{"--settings=/tmp/x", "-p", "S-2", "../x", "11111111-1111-4111-8111-111111111111 --x"} {
+		bt := Target{Agent: "claude", Session: bad, Project: empty,
+			Hint: Hint{Agent: "claude", Session: bad, Project: empty, Executables: []string{"nudgeresumed"}}}
+		if _, err := New(on).Deliver(ctx, bt, "go on"); !errors.Is(err, ErrBadSession) {
+			t.Errorf("Deliver(session %q) = %v, want ErrBadSession", bad, err)
+		}
+		if err := on.Send(ctx, Where{Server: "claude", Pane: bad, Dir: empty}, "go on"); !errors.Is(err, ErrBadSession) {
+			t.Errorf("Send(session %q) = %v, want ErrBadSession", bad, err)
+		}
+		for _, f := range New(on).Explain(ctx, bt) {
+			if !errors.Is(f.Err, ErrBadSession) {
+				t.Errorf("Explain(session %q): %+v", bad, f)
+			}
+		}
+	}
+	// The legacy Kimi CLI takes the text as an option's value.
+	kimi := NewResume(map[string]bool{"kimi": true}, slog.New(slog.DiscardHandler))
+	if err := kimi.Send(ctx, Where{Server: "kimi", Pane: sessions["kimi"], Dir: empty}, "--yolo"); err == nil {
+		t.Error("kimi: Send(text starting with -) succeeded")
 	}
 	if calls := rec.calls(); len(calls) != 0 {
 		t.Errorf("claude ran: %+v", calls)
