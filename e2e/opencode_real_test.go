@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +47,31 @@ func TestRealOpenCodeRecoversAfter5xx(t *testing.T) {
 		t.Errorf("provider requests: want six 500s then a 200, got %+v", main)
 	}
 	t.Logf("nudge explain: %s", oc.d.cli("explain", ses, "--json"))
+}
+
+// TestRealOpenCodeAnyPortWithPassword: a server started with --port 0 (its
+// port on no command line) and a password is found from its own listening
+// socket, asked with the password of its own environment, and its dead
+// turn continued.
+func TestRealOpenCodeAnyPortWithPassword(t *testing.T) {
+	oc := startOpenCodeWorldWith(t, []string{"500", "500", "500", "500", "500", "500", "ok"}, serveOptions{anyPort: true, password: "e2e-pa55"})
+	resp, err := openCodeClient.Get(oc.server + "/session/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the server answers without its password: HTTP %d", resp.StatusCode)
+	}
+	ses := oc.newSession("e2e any port, password")
+	oc.prompt(ses, "hello")
+	waitFor(t, "the dead turn, the continuation and a completed turn", 90*time.Second, func() (bool, string) {
+		msgs := oc.messages(ses)
+		return recoveredOpenCodeTurn(msgs) == "", "missing: " + recoveredOpenCodeTurn(msgs) + "\n" + describeOpenCode(msgs)
+	})
+	if n := count(oc.messages(ses), func(m openCodeMessage) bool { return m.Info.Role == "user" && m.text() == continuation }); n != 1 {
+		t.Errorf("continuation sent %d times, want once", n)
+	}
 }
 
 // TestRealOpenCodeQuotaNotRetried: a quota answer kills the turn after
@@ -101,21 +127,33 @@ var openCodeClient = &http.Client{Timeout: 10 * time.Second}
 // openCodeWorld is a world with a running `opencode serve`, the fake
 // provider behind a proxy and the nudge daemon following the server.
 type openCodeWorld struct {
-	t      *testing.T
-	w      *world
-	d      *daemon
-	server string // http://127.0.0.1:PORT
-	fake   *fakechat.Server
+	t        *testing.T
+	w        *world
+	d        *daemon
+	server   string // http://127.0.0.1:PORT
+	password string // the server's OPENCODE_SERVER_PASSWORD; "" for none
+	fake     *fakechat.Server
+}
+
+// serveOptions are how `opencode serve` is started.
+type serveOptions struct {
+	anyPort  bool   // --port 0: OpenCode picks the port
+	password string // OPENCODE_SERVER_PASSWORD
 }
 
 func startOpenCodeWorld(t *testing.T, scenario []string) *openCodeWorld {
+	t.Helper()
+	return startOpenCodeWorldWith(t, scenario, serveOptions{})
+}
+
+func startOpenCodeWorldWith(t *testing.T, scenario []string, o serveOptions) *openCodeWorld {
 	t.Helper()
 	exe := openCodeCLI.need(t)
 	w := newWorld(t)
 	fake, fakeURL := serveFake(w, fakechat.New, scenario)
 	proxy := fastRetryProxy(t, fakeURL)
-	oc := &openCodeWorld{t: t, w: w, d: w.startDaemon(), fake: fake}
-	oc.startServe(exe, proxy)
+	oc := &openCodeWorld{t: t, w: w, d: w.startDaemon(), fake: fake, password: o.password}
+	oc.startServe(exe, proxy, o)
 	w.waitLog("nudge to follow the OpenCode event stream", "following OpenCode event stream")
 	return oc
 }
@@ -148,8 +186,9 @@ func fastRetryProxy(t *testing.T, target string) string {
 }
 
 // startServe writes OpenCode's config (formats/opencode.md §9.2) and runs
-// `opencode serve` on a free loopback port in the project folder.
-func (oc *openCodeWorld) startServe(exe, provider string) {
+// `opencode serve` in the project folder, on a free loopback port or (with
+// o.anyPort) one it picks, read from its output (§9.3).
+func (oc *openCodeWorld) startServe(exe, provider string, o serveOptions) {
 	t, w := oc.t, oc.w
 	cfg := map[string]any{
 		"$schema": "https://opencode.ai/config.json", "autoupdate": false, "share": "disabled",
@@ -166,27 +205,46 @@ func (oc *openCodeWorld) startServe(exe, provider string) {
 		t.Fatal(err)
 	}
 	w.writeJSON(filepath.Join(dir, "opencode.json"), cfg)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	port := "0"
+	if !o.anyPort {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port = fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+		ln.Close()
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(exe, "serve", "--hostname", "127.0.0.1", "--port", fmt.Sprint(port))
+	cmd := exec.Command(exe, "serve", "--hostname", "127.0.0.1", "--port", port)
 	cmd.Dir = w.project
 	cmd.Env = append(w.baseEnv(),
 		"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
 		"OPENCODE_DISABLE_LSP_DOWNLOAD=1", "OPENCODE_DISABLE_SHARE=1")
+	if o.password != "" {
+		cmd.Env = append(cmd.Env, "OPENCODE_SERVER_PASSWORD="+o.password)
+	}
 	w.dumpOnFailure("opencode log", filepath.Join(w.home, ".local", "share", "opencode", "log", "opencode.log"))
 	exited := w.startProcess("opencode serve", cmd, "opencode.out", nil)
-	oc.server = fmt.Sprintf("http://127.0.0.1:%d", port)
+	oc.server = "http://127.0.0.1:" + port
+	if o.anyPort {
+		listening := regexp.MustCompile(`listening on (http://127\.0\.0\.1:[0-9]+)`)
+		waitFor(t, "opencode serve to say where it listens", 60*time.Second, func() (bool, string) {
+			out, _ := os.ReadFile(w.path("opencode.out"))
+			m := listening.FindSubmatch(out)
+			if m != nil {
+				oc.server = string(m[1])
+			}
+			return m != nil, string(out)
+		})
+	}
 	waitFor(t, "opencode serve to answer", 60*time.Second, func() (bool, string) {
 		select {
 		case <-exited:
 			t.Fatalf("opencode serve exited during start-up")
 		default:
 		}
-		resp, err := openCodeClient.Get(oc.server + "/session/status")
+		req, _ := http.NewRequest("GET", oc.server+"/session/status", nil)
+		oc.auth(req)
+		resp, err := openCodeClient.Do(req)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -208,6 +266,7 @@ func (oc *openCodeWorld) call(method, path string, body any, want int, out any) 
 		oc.t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	oc.auth(req)
 	resp, err := openCodeClient.Do(req)
 	if err != nil {
 		oc.t.Fatalf("%s %s: %v", method, path, err)
@@ -221,6 +280,13 @@ func (oc *openCodeWorld) call(method, path string, body any, want int, out any) 
 		if err := json.Unmarshal(data, out); err != nil {
 			oc.t.Fatalf("%s %s: %v: %s", method, path, err, data)
 		}
+	}
+}
+
+// auth adds the server's password to req (basic auth, user "opencode").
+func (oc *openCodeWorld) auth(req *http.Request) {
+	if oc.password != "" {
+		req.SetBasicAuth("opencode", oc.password)
 	}
 }
 
