@@ -133,21 +133,19 @@ func (d *Daemon) idleCheck(s *session) func(context.Context) error {
 
 func (d *Daemon) delivered(ctx context.Context, s *session, attempt int, id int64, del inject.Delivery, derr error) {
 	now := d.now()
+	st := newStep()
 	if id != 0 {
-		status, reason := inbox.AttemptSent, ""
+		o := inbox.Outcome{ID: id, Status: inbox.AttemptSent, Backend: del.Backend, Target: del.Where, Finished: now}
 		if derr != nil {
-			status, reason = inbox.AttemptFailed, derr.Error()
+			o.Status, o.Reason = inbox.AttemptFailed, derr.Error()
 		}
-		if err := d.db.FinishAttempt(ctx, id, status, del.Backend, del.Where, reason); err != nil {
-			d.log.Error("record attempt outcome", "session", s.key.Session, "err", err)
-		}
+		st.batch.Outcomes = append(st.batch.Outcomes, o)
 	}
 	if derr != nil {
 		d.log.Warn("continuation not delivered", "session", s.key.Session, "attempt", attempt, "err", derr)
 	} else {
 		d.log.Info("continuation delivered", "session", s.key.Session, "attempt", attempt, "backend", del.Backend, "where", del.Where)
 	}
-	st := newStep()
 	d.apply(s, s.machine.Delivered(attempt, derr, now, d.settings), now, st)
 	d.finish(ctx, st, now)
 }

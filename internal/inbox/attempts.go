@@ -25,6 +25,11 @@ type AttemptRow struct {
 	Text, Status, Backend, Target string
 	Reason                        string // why it failed
 	Started, Finished             time.Time
+	// Typing is when typing began (zero: no key was sent); Backend and
+	// Target then name the place, and Place holds what the backend needs
+	// to look at it again.
+	Typing time.Time
+	Place  string
 }
 
 // beginAttempts stores each attempt as "sending" and sets its ID; one begun
@@ -51,37 +56,30 @@ func beginAttempts(ctx context.Context, tx *sql.Tx, attempts []AttemptRow) error
 	return nil
 }
 
-// FinishAttempt records the outcome (AttemptSent or AttemptFailed) of a
-// "sending" attempt. An unknown id is ErrNotFound; an attempt can be
-// finished only once.
-func (db *DB) FinishAttempt(ctx context.Context, id int64, status, backend, target, reason string) error {
-	if status != AttemptSent && status != AttemptFailed {
-		return fmt.Errorf("inbox: finish attempt %d: status %q is not %q or %q", id, status, AttemptSent, AttemptFailed)
-	}
+// Typing records that typing attempt id begins now, into target of backend;
+// place is what the backend needs to look at that place again. An attempt
+// no longer "sending" is left as it is.
+func (db *DB) Typing(ctx context.Context, id int64, backend, target, place string) error {
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		var was string
-		err := tx.QueryRowContext(ctx, "SELECT status FROM attempts WHERE id = ?", id).Scan(&was)
-		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
-		}
-		if err != nil {
-			return err
-		}
-		if was != AttemptSending {
-			return fmt.Errorf("already %s", was)
-		}
-		_, err = tx.ExecContext(ctx, "UPDATE attempts SET status = ?, backend = ?, target = ?, reason = ?, finished = ? WHERE id = ?",
-			status, backend, target, reason, ms(time.Now()), id)
+		_, err := tx.ExecContext(ctx, "UPDATE attempts SET backend = ?, target = ?, place = ?, typing = ? WHERE id = ? AND status = 'sending'",
+			backend, target, place, ms(time.Now()), id)
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("inbox: finish attempt %d: %w", id, err)
+		return fmt.Errorf("inbox: typing attempt %d: %w", id, err)
 	}
-	db.announce()
 	return nil
 }
 
-const selectAttempt = `SELECT id, agent, session, episode, attempt, text, status, backend, target, reason, started, finished FROM attempts`
+// orNow is t, or the current time when t is zero.
+func orNow(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Now()
+	}
+	return t
+}
+
+const selectAttempt = `SELECT id, agent, session, episode, attempt, text, status, backend, target, reason, started, finished, typing, place FROM attempts`
 
 // Attempts returns a session's attempts, oldest first. An empty agent
 // matches the session id under any agent.
@@ -124,10 +122,10 @@ func scanAttempts(rows *sql.Rows) ([]AttemptRow, error) {
 	var out []AttemptRow
 	err := scanAll(rows, func(s scanner) error {
 		var a AttemptRow
-		var started, finished sql.NullInt64
+		var started, finished, typing sql.NullInt64
 		err := s.Scan(&a.ID, &a.Agent, &a.Session, &a.Episode, &a.Attempt, &a.Text, &a.Status,
-			&a.Backend, &a.Target, &a.Reason, &started, &finished)
-		a.Started, a.Finished = fromMS(started), fromMS(finished)
+			&a.Backend, &a.Target, &a.Reason, &started, &finished, &typing, &a.Place)
+		a.Started, a.Finished, a.Typing = fromMS(started), fromMS(finished), fromMS(typing)
 		out = append(out, a)
 		return err
 	})

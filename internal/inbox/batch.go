@@ -5,20 +5,27 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
 // Position is how far a session file has been read: the file's identity
-// (device, inode, a fingerprint of its first bytes) and the byte offset.
+// (device, inode, a fingerprint of its first bytes), the byte offset, and a
+// fingerprint of the bytes just before it (docs/durability.md).
 type Position struct {
 	Path        string
 	Dev, Inode  uint64
 	Fingerprint string
 	Offset      int64
+	Mark        string
 }
 
 // EventRow is one classified event as stored for `nudge explain`.
 type EventRow struct {
+	// Ident is the event's identity (docs/durability.md): an event whose
+	// Ident is stored already is not stored again. Nil for events that
+	// come from no record.
+	Ident                   []byte
 	Agent, Session, Project string
 	Time                    time.Time // the record's own timestamp
 	DetectedAt              time.Time // when the daemon read it
@@ -42,6 +49,17 @@ type DecisionRow struct {
 	What           string
 }
 
+// MetaRow is one value of the meta table.
+type MetaRow struct{ Key, Value string }
+
+// Outcome is how an attempt stored "sending" ended.
+type Outcome struct {
+	ID                      int64
+	Status                  string // AttemptSent or AttemptFailed
+	Backend, Target, Reason string
+	Finished                time.Time
+}
+
 // Batch is everything one step of the pipeline wants stored together.
 type Batch struct {
 	Positions []Position
@@ -54,19 +72,24 @@ type Batch struct {
 	// ID; an attempt begun before (also by an earlier run of the daemon)
 	// keeps ID 0 and must not be sent again.
 	Attempts []AttemptRow
+	// Outcomes finish attempts stored "sending"; one finished already is
+	// left as it is.
+	Outcomes []Outcome
+	Meta     []MetaRow
 }
 
 func (b Batch) empty() bool {
-	return len(b.Positions)+len(b.Events)+len(b.Sessions)+len(b.Entries)+len(b.Decisions)+len(b.Attempts) == 0
+	return len(b.Positions)+len(b.Events)+len(b.Sessions)+len(b.Entries)+len(b.Decisions)+
+		len(b.Attempts)+len(b.Outcomes)+len(b.Meta) == 0
 }
 
 // The statements Commit prepares once per batch.
 const (
-	upsertPosition = `INSERT INTO positions (path, dev, inode, fingerprint, offset) VALUES (?, ?, ?, ?, ?)
+	upsertPosition = `INSERT INTO positions (path, dev, inode, fingerprint, offset, mark) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (path) DO UPDATE SET dev = excluded.dev, inode = excluded.inode,
-		fingerprint = excluded.fingerprint, offset = excluded.offset`
-	insertEvent = `INSERT INTO events (agent, session, project, time, detected_at, kind, class, code, message, reset_at, detail)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		fingerprint = excluded.fingerprint, offset = excluded.offset, mark = excluded.mark`
+	insertEvent = `INSERT INTO events (ident, agent, session, project, time, detected_at, kind, class, code, message, reset_at, detail)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
 	upsertSession = `INSERT INTO sessions (agent, session, project, path, state, note, until, updated_at, machine)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (agent, session) DO UPDATE SET project = excluded.project, path = excluded.path,
@@ -75,6 +98,9 @@ const (
 	insertEntry = `INSERT INTO entries (time, agent, project, session, what, error_text, class, code, attempts, read)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertDecision = `INSERT INTO decisions (agent, session, time, what) VALUES (?, ?, ?, ?)`
+	finishAttempt  = `UPDATE attempts SET status = ?, backend = ?, target = ?, reason = ?, finished = ?
+		WHERE id = ? AND status = 'sending'`
+	upsertMeta = "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
 )
 
 // Commit stores the whole batch in one transaction: offsets land together
@@ -83,16 +109,21 @@ func (db *DB) Commit(ctx context.Context, b Batch) error {
 	if b.empty() {
 		return nil
 	}
+	for _, o := range b.Outcomes {
+		if o.Status != AttemptSent && o.Status != AttemptFailed {
+			return fmt.Errorf("inbox: commit batch: attempt %d: status %q is not %q or %q", o.ID, o.Status, AttemptSent, AttemptFailed)
+		}
+	}
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		for _, step := range []func() error{
 			func() error {
 				return each(ctx, tx, upsertPosition, b.Positions, func(p Position) []any {
-					return []any{p.Path, int64(p.Dev), int64(p.Inode), p.Fingerprint, p.Offset}
+					return []any{p.Path, int64(p.Dev), int64(p.Inode), p.Fingerprint, p.Offset, p.Mark}
 				})
 			},
 			func() error {
 				return each(ctx, tx, insertEvent, b.Events, func(e EventRow) []any {
-					return []any{e.Agent, e.Session, e.Project, ms(e.Time), ms(e.DetectedAt),
+					return []any{e.Ident, e.Agent, e.Session, e.Project, ms(e.Time), ms(e.DetectedAt),
 						e.Kind, e.Class, e.Code, e.Message, ms(e.ResetAt), e.Detail}
 				})
 			},
@@ -113,6 +144,14 @@ func (db *DB) Commit(ctx context.Context, b Batch) error {
 				return each(ctx, tx, insertDecision, b.Decisions, func(d DecisionRow) []any {
 					return []any{d.Agent, d.Session, ms(d.Time), d.What}
 				})
+			},
+			func() error {
+				return each(ctx, tx, finishAttempt, b.Outcomes, func(o Outcome) []any {
+					return []any{o.Status, o.Backend, o.Target, o.Reason, ms(orNow(o.Finished)), o.ID}
+				})
+			},
+			func() error {
+				return each(ctx, tx, upsertMeta, b.Meta, func(m MetaRow) []any { return []any{m.Key, m.Value} })
 			},
 		} {
 			if err := step(); err != nil {
@@ -146,9 +185,41 @@ func each[T any](ctx context.Context, tx *sql.Tx, query string, rows []T, args f
 	return nil
 }
 
+// knownChunk bounds the identities asked for in one query.
+const knownChunk = 500
+
+// Known returns which of idents are stored already (as strings of their
+// bytes).
+func (db *DB) Known(ctx context.Context, idents [][]byte) (map[string]bool, error) {
+	known := map[string]bool{}
+	for len(idents) > 0 {
+		chunk := idents[:min(len(idents), knownChunk)]
+		idents = idents[len(chunk):]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		q := "SELECT ident FROM events WHERE ident IN (?" + strings.Repeat(", ?", len(chunk)-1) + ")"
+		rows, err := db.r.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("inbox: known events: %w", err)
+		}
+		err = scanAll(rows, func(s scanner) error {
+			var id []byte
+			err := s.Scan(&id)
+			known[string(id)] = true
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("inbox: known events: %w", err)
+		}
+	}
+	return known, nil
+}
+
 // Positions returns every stored read position, by path.
 func (db *DB) Positions(ctx context.Context) (map[string]Position, error) {
-	rows, err := db.r.QueryContext(ctx, "SELECT path, dev, inode, fingerprint, offset FROM positions")
+	rows, err := db.r.QueryContext(ctx, "SELECT path, dev, inode, fingerprint, offset, mark FROM positions")
 	if err != nil {
 		return nil, fmt.Errorf("inbox: positions: %w", err)
 	}
@@ -156,7 +227,7 @@ func (db *DB) Positions(ctx context.Context) (map[string]Position, error) {
 	err = scanAll(rows, func(s scanner) error {
 		var p Position
 		var dev, inode int64
-		if err := s.Scan(&p.Path, &dev, &inode, &p.Fingerprint, &p.Offset); err != nil {
+		if err := s.Scan(&p.Path, &dev, &inode, &p.Fingerprint, &p.Offset, &p.Mark); err != nil {
 			return err
 		}
 		p.Dev, p.Inode = uint64(dev), uint64(inode)

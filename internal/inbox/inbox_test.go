@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -365,17 +366,26 @@ func TestAttemptLedger(t *testing.T) {
 	if id := begin(t, db, a); id != 0 {
 		t.Fatalf("the same attempt was begun twice (id %d)", id)
 	}
-	if err := db.FinishAttempt(ctx, id1, AttemptSent, "tmux", "%3", ""); err != nil {
+	if err := db.Typing(ctx, id1, "tmux", "%3", `{"pane":"%3"}`); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.FinishAttempt(ctx, id1, AttemptFailed, "tmux", "%3", "again"); err == nil {
-		t.Error("an attempt was finished twice")
+	finish := func(o Outcome) error { return db.Commit(ctx, Batch{Outcomes: []Outcome{o}}) }
+	if err := finish(Outcome{ID: id1, Status: AttemptSent, Backend: "tmux", Target: "%3"}); err != nil {
+		t.Fatal(err)
 	}
-	if err := db.FinishAttempt(ctx, 999, AttemptSent, "", "", ""); !errors.Is(err, ErrNotFound) {
-		t.Errorf("FinishAttempt(999) = %v, want ErrNotFound", err)
+	// Finishing again, or an unknown attempt, changes nothing: a batch
+	// retried after a failed commit must not fail on its own outcome.
+	if err := finish(Outcome{ID: id1, Status: AttemptFailed, Backend: "tmux", Target: "%3", Reason: "again"}); err != nil {
+		t.Fatal(err)
 	}
-	if err := db.FinishAttempt(ctx, id1, "sending", "", "", ""); err == nil {
-		t.Error("FinishAttempt accepted status sending")
+	if err := finish(Outcome{ID: 999, Status: AttemptSent}); err != nil {
+		t.Fatal(err)
+	}
+	if err := finish(Outcome{ID: id1, Status: AttemptSending}); err == nil {
+		t.Error("an outcome with status sending was accepted")
+	}
+	if err := db.Typing(ctx, id1, "kitty", "w1", ""); err != nil {
+		t.Fatal(err) // typing after the outcome leaves the row as it is
 	}
 	// Same attempt number in a new episode is a new attempt; so is the
 	// same episode in another session.
@@ -401,9 +411,12 @@ func TestAttemptLedger(t *testing.T) {
 		t.Fatalf("Attempts = %+v, %v", attempts, err)
 	}
 	got := attempts[0]
-	if got.ID != id1 || got.Status != AttemptSent || got.Backend != "tmux" || got.Target != "%3" ||
-		got.Text != "continue" || !got.Started.Equal(at(10)) || got.Finished.IsZero() {
+	if got.ID != id1 || got.Status != AttemptSent || got.Backend != "tmux" || got.Target != "%3" || got.Reason != "" ||
+		got.Text != "continue" || !got.Started.Equal(at(10)) || got.Finished.IsZero() || got.Typing.IsZero() || got.Place != `{"pane":"%3"}` {
 		t.Errorf("first attempt = %+v", got)
+	}
+	if attempts[1].Typing.IsZero() != true || attempts[1].Place != "" {
+		t.Errorf("an attempt never typed shows typing %v at %q", attempts[1].Typing, attempts[1].Place)
 	}
 	if _, _, tl, err := db.Timeline(ctx, "claude", "s1"); err != nil || !reflect.DeepEqual(tl, attempts) {
 		t.Errorf("Timeline attempts = %+v, %v", tl, err)
@@ -510,5 +523,102 @@ func TestDefaultPath(t *testing.T) {
 		if got := DefaultPath(); got != "/home/u/.local/share/nudge/nudge.db" {
 			t.Errorf("without XDG_DATA_HOME: %s", got)
 		}
+	}
+}
+
+func TestMigrateFromVersion2(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nudge.db")
+	old, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrate(ctx, old, 2); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO positions (path, dev, inode, fingerprint, offset) VALUES ('/f', 1, 2, '3:ab', 40)`,
+		`INSERT INTO events (agent, session, project, kind, class, code, message, detail) VALUES ('claude', 's', '', 'turn_done', '', '', '', '')`,
+		`INSERT INTO attempts (agent, session, episode, attempt, text, status, backend, target, reason) VALUES ('claude', 's', 'e', 1, 'go on', 'sending', '', '', '')`,
+	} {
+		if _, err := old.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old.Close()
+	db := open(t, path)
+	pos, err := db.Positions(ctx)
+	if err != nil || pos["/f"] != (Position{Path: "/f", Dev: 1, Inode: 2, Fingerprint: "3:ab", Offset: 40}) {
+		t.Fatalf("positions after migration = %+v, %v", pos, err)
+	}
+	unfinished, err := db.Unfinished(ctx)
+	if err != nil || len(unfinished) != 1 || !unfinished[0].Typing.IsZero() || unfinished[0].Place != "" {
+		t.Fatalf("unfinished after migration = %+v, %v", unfinished, err)
+	}
+	events, _, _, err := db.Timeline(ctx, "claude", "s")
+	if err != nil || len(events) != 1 {
+		t.Fatalf("events after migration = %+v, %v", events, err)
+	}
+}
+
+// TestEventsAtMostOnce: an event whose identity is stored is never stored
+// again, in the same batch or a later one; events without one always are.
+func TestEventsAtMostOnce(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "nudge.db"))
+	ev := func(ident string, kind string) EventRow {
+		e := EventRow{Agent: "claude", Session: "s", Kind: kind, DetectedAt: at(1)}
+		if ident != "" {
+			e.Ident = []byte(ident)
+		}
+		return e
+	}
+	if err := db.Commit(ctx, Batch{Events: []EventRow{ev("a", "turn_failed"), ev("a", "turn_failed"), ev("", "agent_idle"), ev("", "agent_idle")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Commit(ctx, Batch{Events: []EventRow{ev("a", "turn_failed"), ev("b", "turn_done")}}); err != nil {
+		t.Fatal(err)
+	}
+	events, _, _, err := db.Timeline(ctx, "claude", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, e := range events {
+		kinds = append(kinds, e.Kind)
+	}
+	slices.Sort(kinds)
+	if want := []string{"agent_idle", "agent_idle", "turn_done", "turn_failed"}; !slices.Equal(kinds, want) {
+		t.Errorf("stored events %v, want %v", kinds, want)
+	}
+	// Known answers for more identities than one query holds.
+	ask := [][]byte{[]byte("a"), []byte("zz")}
+	for i := range 2 * knownChunk {
+		ask = append(ask, fmt.Appendf(nil, "n%d", i))
+	}
+	ask = append(ask, []byte("b"))
+	known, err := db.Known(ctx, ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(known) != 2 || !known["a"] || !known["b"] {
+		t.Errorf("Known = %v, want a and b", known)
+	}
+}
+
+func TestMetaCommitsWithTheBatch(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "nudge.db"))
+	b := Batch{Positions: []Position{{Path: "/f", Offset: 7, Mark: "1:00"}}, Meta: []MetaRow{{Key: "k", Value: "v1"}}}
+	if err := db.Commit(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	b.Meta[0].Value = "v2"
+	b.Decisions = []DecisionRow{{Agent: "claude", What: "no session: refused"}}
+	if err := db.Commit(ctx, b); err == nil {
+		t.Fatal("a bad batch was stored")
+	}
+	if v, _, _ := db.Meta(ctx, "k"); v != "v1" {
+		t.Errorf("meta after a failed commit = %q, want v1", v)
+	}
+	if pos, _ := db.Positions(ctx); pos["/f"].Mark != "1:00" {
+		t.Errorf("position mark = %q", pos["/f"].Mark)
 	}
 }

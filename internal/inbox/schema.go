@@ -85,4 +85,13 @@ var migrations = []string{
 		UNIQUE (agent, session, episode, attempt)
 	);
 	CREATE INDEX attempts_status ON attempts (status);`,
+
+	// 3: the bytes just before a position (docs/durability.md), each event's
+	// identity (a record gives its events once, ever), and where an attempt
+	// was being typed when typing began.
+	`ALTER TABLE positions ADD COLUMN mark TEXT NOT NULL DEFAULT '';
+	ALTER TABLE events ADD COLUMN ident BLOB;
+	CREATE UNIQUE INDEX events_ident ON events (ident);
+	ALTER TABLE attempts ADD COLUMN typing INTEGER;
+	ALTER TABLE attempts ADD COLUMN place TEXT NOT NULL DEFAULT '';`,
 }
