@@ -139,10 +139,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	sources := watch.Sources(d.roots())
+	for i := range sources {
+		sources[i].FirstLook = !initialized
+	}
 	w, err := watch.New(watch.Options{
-		Sources:   watch.Sources(d.roots()),
+		Sources:   sources,
 		Positions: watchPositions(positions),
-		FirstRun:  !initialized,
 		LineCap:   int(d.cfg.Watch.LineCap),
 		Rescan:    d.cfg.Watch.Rescan,
 		Logger:    d.log.With("stage", "watch"),
@@ -216,7 +219,7 @@ func (d *Daemon) roots() map[string]string {
 func watchPositions(stored map[string]inbox.Position) map[string]watch.Position {
 	out := make(map[string]watch.Position, len(stored))
 	for path, p := range stored {
-		out[path] = watch.Position{Path: path, File: watch.FileID{Dev: p.Dev, Inode: p.Inode, Fingerprint: p.Fingerprint}, Offset: p.Offset}
+		out[path] = watch.Position{Path: path, File: watch.FileID{Dev: p.Dev, Inode: p.Inode, Fingerprint: p.Fingerprint}, Offset: p.Offset, Mark: p.Mark}
 	}
 	return out
 }
@@ -294,8 +297,9 @@ func (d *Daemon) handleBatch(ctx context.Context, b watch.Batch) {
 		}
 	}
 	for _, rec := range last {
+		p := rec.Position()
 		st.batch.Positions = append(st.batch.Positions, inbox.Position{
-			Path: rec.Path, Dev: rec.File.Dev, Inode: rec.File.Inode, Fingerprint: rec.File.Fingerprint, Offset: rec.End,
+			Path: p.Path, Dev: p.File.Dev, Inode: p.File.Inode, Fingerprint: p.File.Fingerprint, Offset: p.Offset, Mark: p.Mark,
 		})
 	}
 	if b.Synced != "" {
@@ -311,6 +315,9 @@ func (d *Daemon) handleBatch(ctx context.Context, b watch.Batch) {
 }
 
 func (d *Daemon) handleRecord(rec watch.Record, now time.Time, st *step) {
+	if rec.Checkpoint {
+		return
+	}
 	r, ok := d.readers[rec.Path]
 	if !ok {
 		agent, found := classify.Lookup(rec.Agent)

@@ -17,7 +17,7 @@ func BenchmarkDetectionLatency(b *testing.B) {
 	root := b.TempDir()
 	file := filepath.Join(root, "projects", "-home-dev-p", "s.jsonl")
 	appendTo(b, file, "{\"type\":\"user\"}\n")
-	w, err := New(Options{Sources: claudeSources(root), FirstRun: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	w, err := New(Options{Sources: firstLook(claudeSources(root)), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -25,8 +25,10 @@ func BenchmarkDetectionLatency(b *testing.B) {
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
 	b.Cleanup(func() { cancel(); <-done })
-	for !w.Ready() {
-		time.Sleep(time.Millisecond)
+	for b := range w.Batches() { // the first look's positions
+		if b.Ready {
+			break
+		}
 	}
 	f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
@@ -40,8 +42,10 @@ func BenchmarkDetectionLatency(b *testing.B) {
 		if _, err := f.Write(line); err != nil {
 			b.Fatal(err)
 		}
-		for got := 0; got == 0; {
-			got = len((<-w.Batches()).Records)
+		for got := false; !got; {
+			for _, rec := range (<-w.Batches()).Records {
+				got = got || !rec.Checkpoint
+			}
 		}
 		latencies = append(latencies, time.Since(start))
 	}

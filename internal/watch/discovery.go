@@ -25,6 +25,9 @@ type FileSet struct {
 	// started, so that its server is looked for (OpenCode's log,
 	// opencode_live.go); it is never read.
 	Wake bool
+	// JSON: each line is one JSON record; a line that is not is skipped,
+	// counted and logged.
+	JSON bool
 }
 
 // Source is one agent's root folder and the files nudge reads under it.
@@ -32,6 +35,10 @@ type Source struct {
 	Agent string
 	Root  string
 	Files []FileSet
+	// FirstLook: the root was never scanned before. The files its first
+	// scan finds are old history: each begins at its end, with that
+	// position handed out as a checkpoint (docs/durability.md).
+	FirstLook bool
 }
 
 // agentHome is where an agent keeps its files: a root folder named by an
@@ -49,7 +56,7 @@ var agentHomes = map[string]agentHome{
 	// (sub-agent transcripts sit one level deeper and are not matched); the live
 	// registry sessions/<pid>.json, rewritten whole, removed when the CLI exits.
 	"claude": {env: "CLAUDE_CONFIG_DIR", dir: ".claude", files: []FileSet{
-		{Pattern: "projects/*/*.jsonl"},
+		{Pattern: "projects/*/*.jsonl", JSON: true},
 		{Pattern: "sessions/*.json", Snapshot: true},
 	}},
 	// formats/opencode.md §2.1: one SQLite database for every OpenCode
@@ -63,15 +70,15 @@ var agentHomes = map[string]agentHome{
 	}},
 	// formats/codex.md §2: one rollout per session under the start date's folders.
 	"codex": {env: "CODEX_HOME", dir: ".codex", files: []FileSet{
-		{Pattern: "sessions/*/*/*/rollout-*.jsonl"},
+		{Pattern: "sessions/*/*/*/rollout-*.jsonl", JSON: true},
 	}},
 	// formats/kimi.md A1: the person's agent is agents/main; other agents are sub-agents.
 	"kimi_code": {env: "KIMI_CODE_HOME", dir: ".kimi-code", files: []FileSet{
-		{Pattern: "sessions/*/*/agents/main/wire.jsonl"},
+		{Pattern: "sessions/*/*/agents/main/wire.jsonl", JSON: true},
 	}},
 	// formats/kimi.md B1, B3: the legacy CLI's wire says a turn failed, its log says why.
 	"kimi": {env: "KIMI_SHARE_DIR", dir: ".kimi", files: []FileSet{
-		{Pattern: "sessions/*/*/wire.jsonl"},
+		{Pattern: "sessions/*/*/wire.jsonl", JSON: true},
 		{Pattern: "logs/kimi.log"},
 	}},
 	// formats/muse.md A1: Muse's home is ~/.muse (no variable moves it). MSP
@@ -80,13 +87,13 @@ var agentHomes = map[string]agentHome{
 	// a format: its change only triggers a host query to nudge's own
 	// `muse serve` (session/read, usage/read).
 	"muse": {dir: ".muse", files: []FileSet{
-		{Pattern: "nudge/frames/*.ndjson"},
+		{Pattern: "nudge/frames/*.ndjson", JSON: true},
 		{Pattern: "sessions/*/*/*/*/session.jsonl", Host: "muse"},
 	}},
 	// formats/grok.md §2, §3: Grok writes no failure anywhere; `nudge hook grok`
 	// appends grok-dev's hook input beside its grok.db, one file per session.
 	"grok": {dir: ".grok", files: []FileSet{
-		{Pattern: "nudge/hooks/*.jsonl"},
+		{Pattern: "nudge/hooks/*.jsonl", JSON: true},
 	}},
 }
 

@@ -3,7 +3,6 @@ package watch
 import (
 	"bytes"
 	"fmt"
-	"hash/fnv"
 	"os"
 	"strconv"
 	"strings"
@@ -23,16 +22,35 @@ type FileID struct {
 // codex.md, kimi.md), so two files rarely share their first 256 bytes.
 const fingerprintLen = 256
 
-// fingerprint hashes a file's first n bytes; n < 0 matches no file.
+// markLen is how many bytes just before a position are fingerprinted with
+// it: a file is read on from a stored position only while they are
+// unchanged (docs/durability.md).
+const markLen = 256
+
+// fingerprint hashes n bytes of a file: its first ones, or those just
+// before a position (a mark). n < 0 matches nothing; n = 0 matches anything
+// (a mark stored before marks existed).
 type fingerprint struct {
 	n   int
 	sum uint64
 }
 
-func fingerprintOf(head []byte) fingerprint {
-	h := fnv.New64a()
-	h.Write(head)
-	return fingerprint{n: len(head), sum: h.Sum64()}
+// FNV-1a, 64 bits.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func fnv1a(h uint64, b []byte) uint64 {
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= fnvPrime
+	}
+	return h
+}
+
+func fingerprintOf(b []byte) fingerprint {
+	return fingerprint{n: len(b), sum: fnv1a(fnvOffset, b)}
 }
 
 func (f fingerprint) String() string { return fmt.Sprintf("%d:%016x", f.n, f.sum) }
@@ -42,7 +60,7 @@ func parseFingerprint(s string) fingerprint {
 	n, sum, ok := strings.Cut(s, ":")
 	count, err1 := strconv.Atoi(n)
 	hash, err2 := strconv.ParseUint(sum, 16, 64)
-	if !ok || err1 != nil || err2 != nil || count < 0 || count > fingerprintLen {
+	if !ok || err1 != nil || err2 != nil || count < 0 || count > max(fingerprintLen, markLen) {
 		return fingerprint{n: -1}
 	}
 	return fingerprint{n: count, sum: hash}
@@ -54,6 +72,55 @@ func (f fingerprint) matches(head []byte) bool {
 	return f.n >= 0 && f.n <= len(head) && fingerprintOf(head[:f.n]).sum == f.sum
 }
 
+// markString is a mark as stored: "" when there is none.
+func (f fingerprint) markString() string {
+	if f.n <= 0 {
+		return ""
+	}
+	return f.String()
+}
+
+// parseMark reads a stored mark; "" (none stored) matches anything.
+func parseMark(s string) fingerprint {
+	if s == "" {
+		return fingerprint{}
+	}
+	return parseFingerprint(s)
+}
+
+// lineMark is the mark of the position just after line, a line without
+// its newline: its last bytes and the newline.
+func lineMark(line []byte) fingerprint {
+	tail := line[max(0, len(line)-(markLen-1)):]
+	return fingerprint{n: len(tail) + 1, sum: fnv1a(fnv1a(fnvOffset, tail), []byte{'\n'})}
+}
+
+// readMark takes the mark of position at in f: up to markLen bytes before it.
+func readMark(f *os.File, at int64) (fingerprint, error) {
+	var buf [markLen]byte
+	n := int(min(at, markLen))
+	if _, err := f.ReadAt(buf[:n], at-int64(n)); err != nil {
+		return fingerprint{n: -1}, fmt.Errorf("read the bytes before offset %d of %s: %w", at, f.Name(), err)
+	}
+	return fingerprintOf(buf[:n]), nil
+}
+
+// markHolds reports whether the bytes before position at in f, a file of
+// size bytes, are still those m was taken of.
+func markHolds(f *os.File, at, size int64, m fingerprint) (bool, error) {
+	switch {
+	case m.n < 0 || at > size || int64(m.n) > at:
+		return false, nil
+	case m.n == 0:
+		return true, nil
+	}
+	var buf [markLen]byte
+	if _, err := f.ReadAt(buf[:m.n], at-int64(m.n)); err != nil {
+		return false, fmt.Errorf("read the bytes before offset %d of %s: %w", at, f.Name(), err)
+	}
+	return fnv1a(fnvOffset, buf[:m.n]) == m.sum, nil
+}
+
 // tail is one session file being followed.
 type tail struct {
 	agent    string
@@ -61,13 +128,18 @@ type tail struct {
 	snapshot bool
 	database bool // an SQLite database (opencode_db.go)
 	host     bool // a trigger whose session is asked of its host (host.go)
+	json     bool // each line is one JSON record (FileSet.JSON)
 	dev, ino uint64
 	fp       fingerprint
 	known    bool // dev, ino and fp describe the file the position belongs to
-	atEnd    bool // begin after the last complete line (old history on a first run)
+	atEnd    bool // begin after the last complete line (old history on a first look)
 	lines    lineSplitter
-	f        *os.File // nil while closed
-	used     time.Time
+	// mark fingerprints the bytes just before lines.start; markStale: they
+	// must be read again (a line was skipped without being kept).
+	mark      fingerprint
+	markStale bool
+	f         *os.File // nil while closed
+	used      time.Time
 	// what the last look saw, so a scan can tell a file changed
 	size  int64
 	mtime time.Time
@@ -75,6 +147,36 @@ type tail struct {
 	// snapshot files: whether content was emitted, and its hash
 	emitted bool
 	content uint64 // hash
+	// committed is the last position the consumer stored (Ack), or where
+	// reading began; lastBatch is the batch of the last record emitted.
+	committed commitPoint
+	lastBatch uint64
+	// checkpoint: the next read emits the position even when it reads no line.
+	checkpoint bool
+	bad        badLines
+}
+
+// commitPoint is a position of a tail with the identity of its file.
+type commitPoint struct {
+	offset   int64
+	mark     fingerprint
+	dev, ino uint64
+	fp       fingerprint
+	known    bool
+}
+
+// point is where t stands: after its last complete line.
+func (t *tail) point() commitPoint {
+	return commitPoint{offset: t.lines.start, mark: t.mark, dev: t.dev, ino: t.ino, fp: t.fp, known: t.known}
+}
+
+// resetTo moves t back to c; the next read checks c's identity again.
+func (t *tail) resetTo(c commitPoint) {
+	t.lines.reset(c.offset)
+	t.mark, t.markStale = c.mark, false
+	t.dev, t.ino, t.fp, t.known = c.dev, c.ino, c.fp, c.known
+	t.size, t.mtime = -1, time.Time{}
+	t.emitted = false
 }
 
 // id is the file's identity as stored with a position.
@@ -83,13 +185,14 @@ func (t *tail) id() FileID {
 }
 
 // lastLineEnd finds where the line after the last complete one starts in the
-// first size bytes of f, looking back at most max+1 bytes. It returns skip
-// when the unfinished last line is already longer than max.
+// first size bytes of f, looking back at most max+1 bytes: first a few KB
+// (most last lines are short), then larger pieces. It returns skip when the
+// unfinished last line is already longer than max.
 func lastLineEnd(f *os.File, size int64, max int) (at int64, skip bool, err error) {
-	const chunk = 64 << 10
-	buf := make([]byte, chunk)
+	chunk := int64(4 << 10)
+	buf := make([]byte, 64<<10)
 	for end := size; end > 0 && size-end <= int64(max); {
-		n := min(int64(chunk), end)
+		n := min(chunk, end)
 		if _, err := f.ReadAt(buf[:n], end-n); err != nil {
 			return 0, false, fmt.Errorf("find the last line of %s: %w", f.Name(), err)
 		}
@@ -98,6 +201,7 @@ func lastLineEnd(f *os.File, size int64, max int) (at int64, skip bool, err erro
 			return at, size-at > int64(max), nil
 		}
 		end -= n
+		chunk = int64(len(buf))
 	}
 	return 0, size > int64(max), nil
 }

@@ -34,18 +34,52 @@ func (l *logBuffer) String() string {
 	return l.buf.String()
 }
 
-// run is a running watcher with its batches collected in order.
+// run is a running watcher with its batches collected in order; the
+// checkpoints are kept apart from the lines.
 type run struct {
-	t       *testing.T
-	w       *Watcher
-	log     *logBuffer
-	batches chan Batch
-	pending []Record
-	stop    func()
+	t           *testing.T
+	w           *Watcher
+	log         *logBuffer
+	batches     chan Batch
+	pending     []Record
+	checkpoints []Record
+	stop        func()
 }
 
-// claudeSources is the claude discovery entry with its root at dir.
-func claudeSources(dir string) []Source { return Sources(map[string]string{"claude": dir}) }
+// take files a batch's records: lines to pending, checkpoints apart.
+func (r *run) take(b Batch) {
+	for _, rec := range b.Records {
+		if rec.Checkpoint {
+			r.checkpoints = append(r.checkpoints, rec)
+		} else {
+			r.pending = append(r.pending, rec)
+		}
+	}
+}
+
+// claudeSources is the claude discovery entry with its root at dir, taking
+// any line (the tests of JSON records use Sources).
+func claudeSources(dir string) []Source {
+	return anyLine(Sources(map[string]string{"claude": dir}))
+}
+
+// anyLine makes every file set of src take any line.
+func anyLine(src []Source) []Source {
+	for i := range src {
+		for j := range src[i].Files {
+			src[i].Files[j].JSON = false
+		}
+	}
+	return src
+}
+
+// firstLook marks every source at its first look.
+func firstLook(src []Source) []Source {
+	for i := range src {
+		src[i].FirstLook = true
+	}
+	return src
+}
 
 // options are test defaults: no backstop scan, so folder events must do the work.
 func options(sources []Source) Options {
@@ -110,7 +144,7 @@ func (r *run) records(n int) []Record {
 			if !ok {
 				r.t.Fatalf("batches closed after %d of %d records", len(r.pending), n)
 			}
-			r.pending = append(r.pending, b.Records...)
+			r.take(b)
 		case <-deadline:
 			r.t.Fatalf("got %d of %d records: %s", len(r.pending), n, describe(r.pending))
 		}
@@ -132,7 +166,7 @@ func (r *run) synced(path string) []Record {
 			if !ok {
 				r.t.Fatal("batches closed before the sync answer")
 			}
-			r.pending = append(r.pending, b.Records...)
+			r.take(b)
 			if b.Synced == path {
 				out := r.pending
 				r.pending = nil

@@ -64,7 +64,8 @@ func (w *Watcher) askHost(ctx context.Context, t *tail, fi os.FileInfo) {
 	case t.atEnd:
 		t.atEnd, t.known, t.dev, t.ino = false, true, dev, ino
 		t.lines.reset(size)
-		w.emit(ctx, Record{Agent: t.agent, Path: t.path, File: t.id(), Offset: size, End: size, Line: []byte{}})
+		t.committed = t.point()
+		w.emitFrom(ctx, t, Record{Agent: t.agent, Path: t.path, File: t.id(), Offset: size, End: size, Checkpoint: true})
 		return
 	case t.known && dev == t.dev && ino == t.ino && size == t.lines.pos && w.initial:
 		return // unchanged while nudge was away
@@ -92,5 +93,5 @@ func (w *Watcher) askHost(ctx context.Context, t *tail, fi os.FileInfo) {
 	}
 	from := t.lines.pos
 	t.lines.reset(size)
-	w.emit(ctx, Record{Agent: t.agent, Path: t.path, File: t.id(), Offset: from, End: size, Line: line})
+	w.emitFrom(ctx, t, Record{Agent: t.agent, Path: t.path, File: t.id(), Offset: from, End: size, Line: line})
 }

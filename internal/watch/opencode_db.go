@@ -73,7 +73,7 @@ func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
 	delete(w.problems, t.path)
 	switch {
 	case t.atEnd:
-		t.atEnd = false
+		t.atEnd, t.checkpoint = false, true
 		t.lines.reset(last)
 	case t.known && (dev != t.dev || ino != t.ino):
 		w.log.Info("database was replaced; reading it from the start", "path", t.path)
@@ -83,6 +83,9 @@ func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
 		t.lines.reset(0)
 	}
 	t.known, t.dev, t.ino = true, dev, ino
+	if t.checkpoint && t.lastBatch == 0 {
+		t.committed = commitPoint{offset: t.lines.pos, dev: dev, ino: ino, known: true}
+	}
 	t.used = time.Now()
 	id := t.id()
 	skipped := int64(0)
@@ -102,14 +105,15 @@ func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
 				continue
 			}
 			skipped = 0
-			w.emit(ctx, Record{Agent: t.agent, Path: t.path, File: id, Offset: r.RowID, End: r.RowID, Line: r.Line})
+			w.emitFrom(ctx, t, Record{Agent: t.agent, Path: t.path, File: id, Offset: r.RowID, End: r.RowID, Line: r.Line})
 		}
 		if len(rows) < batchRecords {
 			break
 		}
 	}
-	if skipped != 0 {
-		// Store the position past the skipped rows: an empty record.
-		w.emit(ctx, Record{Agent: t.agent, Path: t.path, File: id, Offset: skipped, End: skipped, Line: []byte{}})
+	if skipped != 0 || t.checkpoint {
+		// Store the position past the skipped rows, or where reading began.
+		at := t.lines.pos
+		w.emitFrom(ctx, t, Record{Agent: t.agent, Path: t.path, File: id, Offset: at, End: at, Checkpoint: true})
 	}
 }

@@ -84,8 +84,7 @@ func TestOpenCodeDatabaseRows(t *testing.T) {
 
 func TestOpenCodeDatabaseFirstRunSkipsHistory(t *testing.T) {
 	root, db := openCodeRoot(t, "ok")
-	opts := options(Sources(map[string]string{"opencode": root}))
-	opts.FirstRun = true
+	opts := options(firstLook(Sources(map[string]string{"opencode": root})))
 	r := startRun(t, opts)
 	if recs := r.synced(db); len(recs) != 0 {
 		t.Fatalf("old history read on a first run: %s", describe(recs))
@@ -181,8 +180,7 @@ func addSession(t *testing.T, path, id, folder string) {
 // process.
 func TestOpenCodeLiveStream(t *testing.T) {
 	root, db := openCodeRoot(t, "ok")
-	opts := options(Sources(map[string]string{"opencode": root}))
-	opts.FirstRun = true
+	opts := options(firstLook(Sources(map[string]string{"opencode": root})))
 	r := startRun(t, opts)
 	searches := func() int { return strings.Count(r.log.String(), "looking for OpenCode servers") }
 	eventually(t, "the search the first read of the database asks for", func() bool { return searches() == 1 })
@@ -211,11 +209,15 @@ func TestOpenCodeLiveStream(t *testing.T) {
 	if rec.Path != want || string(rec.Line) != status || rec.Agent != "opencode" {
 		t.Fatalf("live record %s %s %s, want path %s", rec.Agent, rec.Path, rec.Line, want)
 	}
-	// Rows of the covered session are skipped (an empty record keeps the
+	// Rows of the covered session are skipped (a checkpoint keeps the
 	// position); other sessions' rows still come.
+	before := len(r.checkpoints)
 	writeEvent(t, db, "evt_covered", sampleSession, "message.updated.1")
-	if got := r.records(1)[0]; len(got.Line) != 0 || got.Path != db {
-		t.Fatalf("covered row emitted: %s", got.Line)
+	if got := r.synced(db); len(got) != 0 {
+		t.Fatalf("covered row emitted: %s", describe(got))
+	}
+	if len(r.checkpoints) == before || r.checkpoints[len(r.checkpoints)-1].Path != db {
+		t.Fatalf("no checkpoint past the covered row: %s", describe(r.checkpoints))
 	}
 	oc.Cmd.Process.Kill()
 	<-oc.Exited
@@ -246,8 +248,7 @@ func readAgain(t *testing.T, r *run, db, session string) {
 // that names another folder for a session is not used for it.
 func TestOpenCodeLiveStreamTrustsOnlyTheDatabase(t *testing.T) {
 	root, db := openCodeRoot(t, "ok")
-	opts := options(Sources(map[string]string{"opencode": root}))
-	opts.FirstRun = true
+	opts := options(firstLook(Sources(map[string]string{"opencode": root})))
 	oc := startLiveOpenCode(t, []string{"XDG_DATA_HOME=" + filepath.Dir(root)})
 	r := startRun(t, opts)
 	eventually(t, "the server to be followed", func() bool { return len(oc.creds()) > 0 })

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"log/slog"
 	"os"
 	"time"
 )
@@ -67,20 +66,23 @@ func (w *Watcher) look(ctx context.Context, p string, t *tail) (fi os.FileInfo, 
 }
 
 // track starts following the file at p: from its stored position, from its
-// end (a first run's old history), or from its start.
+// end (the old history a root's first look finds), or from its start
+// (docs/durability.md).
 func (w *Watcher) track(r *root, p string, set FileSet) *tail {
-	t := &tail{agent: r.Agent, path: p, snapshot: set.Snapshot, database: set.Database, host: set.Host != "", lines: lineSplitter{max: w.opts.LineCap}}
+	t := &tail{agent: r.Agent, path: p, snapshot: set.Snapshot, database: set.Database, host: set.Host != "", json: set.JSON, lines: lineSplitter{max: w.opts.LineCap}}
 	t.lines.onSkip = func(start, end int64) {
-		w.nSkipped.Add(1)
-		w.log.Warn("line longer than the cap skipped", "path", p, "offset", start, "bytes", end-start, "cap", w.opts.LineCap)
+		t.markStale, t.checkpoint = true, true
+		w.skipped(t, start, capReason(end-start, w.opts.LineCap))
 	}
 	if pos, ok := w.opts.Positions[p]; ok && !set.Snapshot {
 		t.known, t.dev, t.ino = true, pos.File.Dev, pos.File.Inode
 		t.fp = parseFingerprint(pos.File.Fingerprint)
 		t.lines.reset(max(pos.Offset, 0))
-	} else if w.initial && w.opts.FirstRun && !set.Snapshot {
+		t.mark = parseMark(pos.Mark)
+	} else if w.initial && r.FirstLook && !set.Snapshot {
 		t.atEnd = true
 	}
+	t.committed = t.point()
 	w.tails[p] = t
 	w.changes++
 	w.nWatched.Store(int64(len(w.tails)))
@@ -95,7 +97,7 @@ func (w *Watcher) forget(ctx context.Context, t *tail) {
 	w.changes++
 	w.nWatched.Store(int64(len(w.tails)))
 	if t.snapshot && t.emitted {
-		w.emit(ctx, Record{Agent: t.agent, Path: t.path, File: t.id(), Gone: true})
+		w.emitGone(ctx, Record{Agent: t.agent, Path: t.path, File: t.id(), Gone: true})
 	}
 }
 
@@ -107,7 +109,8 @@ func (w *Watcher) read(ctx context.Context, t *tail) {
 }
 
 // readFile brings t up to date with its file, which fi describes: it
-// notices replacement and truncation, then emits what was added.
+// checks that the file is still the one its position belongs to, then
+// emits what was added.
 func (w *Watcher) readFile(ctx context.Context, t *tail, fi os.FileInfo) {
 	if t.database {
 		w.readDatabase(ctx, t, fi)
@@ -153,23 +156,18 @@ func (w *Watcher) readFile(ctx context.Context, t *tail, fi os.FileInfo) {
 	}
 	head := w.head[:n]
 	switch {
+	case t.snapshot:
+		t.known, t.dev, t.ino, t.fp = true, dev, ino, fingerprintOf(head)
 	case t.atEnd:
-		at, skip, err := lastLineEnd(t.f, size, w.opts.LineCap)
-		if err != nil {
-			w.problem(t.path, "cannot read file", err)
+		if !w.startAtEnd(t, size, dev, ino, head) {
 			return
-		}
-		t.atEnd, t.known, t.dev, t.ino, t.fp = false, true, dev, ino, fingerprintOf(head)
-		t.lines.reset(at)
-		if skip {
-			t.lines.pos, t.lines.skipping = size, true
 		}
 	case !t.known:
 		t.known, t.dev, t.ino, t.fp = true, dev, ino, fingerprintOf(head)
-	case dev != t.dev || ino != t.ino || !t.fp.matches(head):
-		w.restart(ctx, t, dev, ino, head, "was replaced")
-	case size < t.lines.pos:
-		w.restart(ctx, t, dev, ino, head, "was truncated")
+	default:
+		if !w.checkIdentity(t, size, dev, ino, head) {
+			return
+		}
 	}
 	if len(head) > t.fp.n {
 		t.fp = fingerprintOf(head)
@@ -182,45 +180,124 @@ func (w *Watcher) readFile(ctx context.Context, t *tail, fi os.FileInfo) {
 	}
 }
 
-// restart reads t's file again from its start.
-func (w *Watcher) restart(ctx context.Context, t *tail, dev, ino uint64, head []byte, why string) {
-	level := slog.LevelInfo
-	if t.snapshot {
-		level = slog.LevelDebug // snapshots are rewritten whole by design
+// startAtEnd begins t after the last complete line of its file: the old
+// history a root's first look finds is not acted on, but its position is
+// stored (docs/durability.md). It reports false when the file cannot be read.
+func (w *Watcher) startAtEnd(t *tail, size int64, dev, ino uint64, head []byte) bool {
+	at, skip, err := lastLineEnd(t.f, size, w.opts.LineCap)
+	if err == nil {
+		t.mark, err = readMark(t.f, at)
 	}
-	w.log.Log(ctx, level, "session file "+why+"; reading it from the start", "path", t.path)
-	t.dev, t.ino, t.fp = dev, ino, fingerprintOf(head)
-	t.lines.reset(0)
+	if err != nil {
+		w.problem(t.path, "cannot read file", err)
+		return false
+	}
+	t.atEnd, t.known, t.dev, t.ino, t.fp = false, true, dev, ino, fingerprintOf(head)
+	t.lines.reset(at)
+	if skip {
+		t.lines.pos, t.lines.skipping = size, true
+	}
+	t.committed = t.point()
+	t.checkpoint = true
+	return true
 }
 
-// readLines emits the complete lines of t's file up to size.
-func (w *Watcher) readLines(ctx context.Context, t *tail, size int64) {
-	if t.lines.pos >= size {
-		return
-	}
-	w.br.Reset(io.NewSectionReader(t.f, t.lines.pos, size-t.lines.pos))
-	id := t.id()
-	for ctx.Err() == nil {
-		line, start, end, ok, err := t.lines.next(w.br)
+// checkIdentity checks that t's file is still the one its position belongs
+// to: the same first bytes and the same bytes just before the position. The
+// same content under a new inode (a file moved over it, an editor's save)
+// goes on where it was; anything else is read again from its start, with a
+// log line saying why. It reports false when the file cannot be read.
+func (w *Watcher) checkIdentity(t *tail, size int64, dev, ino uint64, head []byte) bool {
+	same := t.fp.matches(head)
+	if same && !t.markStale {
+		ok, err := markHolds(t.f, t.lines.start, size, t.mark)
 		if err != nil {
 			w.problem(t.path, "cannot read file", err)
 			w.close(t)
+			return false
+		}
+		same = ok
+	}
+	same = same && size >= t.lines.start
+	moved := dev != t.dev || ino != t.ino
+	switch {
+	case same && moved:
+		w.log.Info("session file replaced by the same content; reading on where it was", "path", t.path, "offset", t.lines.start)
+		t.dev, t.ino = dev, ino
+	case same:
+	case size < t.lines.start:
+		w.restart(t, dev, ino, head, "was truncated")
+	case moved:
+		w.restart(t, dev, ino, head, "was replaced")
+	default:
+		w.restart(t, dev, ino, head, "was rewritten before the position read up to")
+	}
+	if size < t.lines.pos {
+		t.lines.rewind() // the unfinished line was cut: read it again
+	}
+	return true
+}
+
+// restart reads t's file again from its start.
+func (w *Watcher) restart(t *tail, dev, ino uint64, head []byte, why string) {
+	w.log.Info("session file "+why+"; reading it from the start", "path", t.path, "offset", t.lines.start)
+	t.dev, t.ino, t.fp = dev, ino, fingerprintOf(head)
+	t.lines.reset(0)
+	t.mark, t.markStale = fingerprint{}, false
+}
+
+// readLines emits the complete lines of t's file up to size; lines that
+// are no JSON record in a file of them are skipped, counted and logged. When
+// the last lines read were skipped, or the position must be stored anyway
+// (t.checkpoint), a checkpoint carries the position.
+func (w *Watcher) readLines(ctx context.Context, t *tail, size int64) {
+	if t.lines.pos < size {
+		w.br.Reset(io.NewSectionReader(t.f, t.lines.pos, size-t.lines.pos))
+		for ctx.Err() == nil {
+			line, at, end, ok, err := t.lines.next(w.br)
+			if err != nil {
+				w.problem(t.path, "cannot read file", err)
+				w.close(t)
+				return
+			}
+			if !ok {
+				break
+			}
+			t.mark, t.markStale = lineMark(line), false
+			if t.json {
+				if why := badRecord(line); why != "" {
+					t.checkpoint = true
+					w.skipped(t, at, why)
+					continue
+				}
+			}
+			w.emitFrom(ctx, t, Record{Agent: t.agent, Path: t.path, File: t.id(), Offset: at, End: end, Line: line, mark: t.mark})
+		}
+		t.used = time.Now()
+	}
+	if t.checkpoint {
+		w.checkpointOf(ctx, t)
+	}
+}
+
+// checkpointOf emits t's position with no line.
+func (w *Watcher) checkpointOf(ctx context.Context, t *tail) {
+	if t.markStale {
+		m, err := readMark(t.f, t.lines.start)
+		if err != nil {
+			w.problem(t.path, "cannot read file", err)
 			return
 		}
-		if !ok {
-			break
-		}
-		w.emit(ctx, Record{Agent: t.agent, Path: t.path, File: id, Offset: start, End: end, Line: line})
+		t.mark, t.markStale = m, false
 	}
-	t.used = time.Now()
+	w.emitFrom(ctx, t, Record{Agent: t.agent, Path: t.path, File: t.id(), Offset: t.lines.start, End: t.lines.start, Checkpoint: true, mark: t.mark})
 }
 
 // readSnapshot emits the whole content of t's file when it differs from the
 // last content emitted. An empty file is one being written: it waits.
 func (w *Watcher) readSnapshot(ctx context.Context, t *tail, size int64) {
 	if size > int64(w.opts.LineCap) {
-		w.nSkipped.Add(1)
-		w.log.Warn("snapshot file longer than the cap skipped", "path", t.path, "bytes", size, "cap", w.opts.LineCap)
+		w.skipped(t, 0, capReason(size, w.opts.LineCap))
 		return
 	}
 	buf := make([]byte, size)
@@ -236,7 +313,7 @@ func (w *Watcher) readSnapshot(ctx context.Context, t *tail, size int64) {
 		return
 	}
 	t.emitted, t.content = true, sum
-	w.emit(ctx, Record{Agent: t.agent, Path: t.path, File: t.id(), End: int64(n), Line: buf})
+	w.emitFrom(ctx, t, Record{Agent: t.agent, Path: t.path, File: t.id(), End: int64(n), Line: buf})
 }
 
 // hold keeps f open for t, closing the least recently used file when

@@ -56,6 +56,15 @@ type Record struct {
 	Line []byte
 	// Gone: a Snapshot file was removed (Line is nil).
 	Gone bool
+	// Checkpoint: no line, only a position to store (the old history of a
+	// root's first look, skipped lines, a re-read after Rewind).
+	Checkpoint bool
+	mark       fingerprint // the bytes just before End
+}
+
+// Position is the position to store once r's events are stored.
+func (r Record) Position() Position {
+	return Position{Path: r.Path, File: r.File, Offset: r.End, Mark: r.mark.markString()}
 }
 
 // Batch is what the watcher emits, in order. Synced is set (with no records)
@@ -63,6 +72,14 @@ type Record struct {
 type Batch struct {
 	Records []Record
 	Synced  string
+	// Seq numbers the batches handed out, for Ack; Epoch counts the Rewinds
+	// applied before it was read (a batch from before the latest Rewind is
+	// to be ignored).
+	Seq, Epoch uint64
+	// Ready: the first scan of every root is done. The batch that says so
+	// carries the last positions of that scan: storing them together with
+	// the mark that each FirstLook root was looked at is one transaction.
+	Ready bool
 }
 
 // Position is a stored tail position: the End of the last committed record.
@@ -70,16 +87,18 @@ type Position struct {
 	Path   string
 	File   FileID
 	Offset int64
+	// Mark fingerprints the bytes just before Offset ("" when unknown):
+	// reading on from Offset needs them unchanged (docs/durability.md).
+	Mark string
 }
 
 // Options configures a Watcher; zero values take the defaults.
 type Options struct {
 	Sources []Source
-	// Positions are the stored positions from the last run, by path.
+	// Positions are the stored positions from the last run, by path. A file
+	// without one is read from its start, unless its root is at its first
+	// look (Source.FirstLook).
 	Positions map[string]Position
-	// FirstRun: there was no previous run. Files that exist at start begin at
-	// their end (old history is not acted on); files created later start at 0.
-	FirstRun bool
 	// LineCap (default 8 MiB): longer lines are skipped, counted and logged.
 	LineCap int
 	// MaxOpen (default 64) is how many files are held open at most.
@@ -97,7 +116,10 @@ type Options struct {
 type Stats struct {
 	FilesWatched int // session files found and followed
 	FilesOpen    int
-	LinesSkipped int // lines over LineCap, since start
+	LinesSkipped int // lines skipped since start: over LineCap, or no JSON record
+	// SkippedFiles are the files those lines were in, the latest first (at
+	// most 20).
+	SkippedFiles []SkippedFile
 }
 
 // Watcher follows the session files of its sources.
@@ -108,19 +130,35 @@ type Watcher struct {
 	out   chan Batch
 
 	// owned by the Run goroutine
-	scanOnly  bool
-	fsw       *fsnotify.Watcher
-	dirs      map[string]bool // folders with a watch
-	tails     map[string]*tail
-	open      map[*tail]struct{}
-	problems  map[string]bool // paths whose error was logged, until they recover
-	initial   bool            // the first scan is running
-	gen       uint64          // the current scan
-	changes   uint64          // files found, lost or read
-	batch     Batch
-	batchSize int
-	br        *bufio.Reader
-	head      [fingerprintLen]byte
+	scanOnly   bool
+	fsw        *fsnotify.Watcher
+	dirs       map[string]bool // folders with a watch
+	tails      map[string]*tail
+	open       map[*tail]struct{}
+	problems   map[string]bool // paths whose error was logged, until they recover
+	initial    bool            // the first scan is running
+	gen        uint64          // the current scan
+	changes    uint64          // files found, lost or read
+	batch      Batch
+	batchSize  int
+	batchCount int                   // records in batch that fill it (not checkpoints)
+	batchEnds  map[*tail]commitPoint // where each tail stands after batch
+	batchGone  []Record              // the snapshot removals batch reports
+	lostGone   []Record              // those of batches dropped before a Rewind
+	br         *bufio.Reader
+	head       [fingerprintLen]byte
+	now        func() time.Time
+
+	// Acknowledgement (docs/durability.md): seq numbers the batches sent,
+	// inflight are those not acknowledged yet, epoch counts the Rewinds
+	// applied; owned by the Run goroutine except the atomics.
+	seq        uint64
+	epoch      uint64
+	inflight   []sentBatch
+	readyAcked bool          // the batch saying the first scan is done was acknowledged
+	acked      atomic.Uint64 // the last batch acknowledged
+	rewinds    atomic.Uint64 // the Rewinds asked for
+	rewindWake chan struct{}
 
 	syncMu   sync.Mutex
 	syncs    []string
@@ -136,6 +174,8 @@ type Watcher struct {
 	nWatched atomic.Int64
 	nOpen    atomic.Int64
 	nSkipped atomic.Int64
+	badMu    sync.Mutex
+	badFiles map[string]*SkippedFile
 }
 
 // root is a Source with its patterns split into segments.
@@ -172,8 +212,13 @@ func New(opts Options) (*Watcher, error) {
 		open:     map[*tail]struct{}{},
 		problems: map[string]bool{},
 		br:       bufio.NewReaderSize(nil, readBuffer),
+		now:      time.Now,
 		syncWake: make(chan struct{}, 1),
 		live:     newLiveState(),
+
+		rewindWake: make(chan struct{}, 1),
+		badFiles:   map[string]*SkippedFile{},
+		batchEnds:  map[*tail]commitPoint{},
 	}
 	for _, s := range opts.Sources {
 		if s.Agent == "" || s.Root == "" {
@@ -262,6 +307,7 @@ func (w *Watcher) Stats() Stats {
 		FilesWatched: int(w.nWatched.Load()),
 		FilesOpen:    int(w.nOpen.Load()),
 		LinesSkipped: int(w.nSkipped.Load()),
+		SkippedFiles: w.skippedFiles(),
 	}
 }
 
@@ -296,9 +342,11 @@ func (w *Watcher) Run(ctx context.Context) error {
 		}
 	}
 	w.initial = true
-	w.scanAll(ctx)
+	w.scanRoots(ctx)
 	w.initial = false
 	w.goneWhileAway(ctx)
+	w.batch.Ready = true
+	w.flush(ctx)
 	w.ready.Store(true)
 	defer w.streams.Wait()
 	w.streams.Go(func() { w.followLive(ctx) })
@@ -341,6 +389,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 			}
 		case <-w.syncWake:
 			w.runSyncs(ctx)
+		case <-w.rewindWake:
+			w.rewind(ctx)
 		case m := <-w.live.msgs:
 			w.takeLive(ctx, m)
 			w.flush(ctx)
@@ -352,6 +402,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 			rescan.Reset(interval)
 		case <-idle.C:
 			w.closeIdle()
+			w.logUnloggedBad()
 		}
 	}
 }
@@ -428,10 +479,17 @@ func (w *Watcher) readPath(ctx context.Context, p string) {
 // not find. It reports whether anything changed.
 func (w *Watcher) scanAll(ctx context.Context) bool {
 	before := w.changes
+	w.scanRoots(ctx)
+	w.flush(ctx)
+	return w.changes != before
+}
+
+// scanRoots is scanAll without sending what it read.
+func (w *Watcher) scanRoots(ctx context.Context) {
 	w.gen++
 	for _, r := range w.roots {
 		if ctx.Err() != nil {
-			return false
+			return
 		}
 		w.scanRoot(ctx, r)
 	}
@@ -440,8 +498,6 @@ func (w *Watcher) scanAll(ctx context.Context) bool {
 			w.read(ctx, t)
 		}
 	}
-	w.flush(ctx)
-	return w.changes != before
 }
 
 // scanRoot scans r's root, or waits for it to appear.
@@ -587,7 +643,8 @@ func (w *Watcher) unwatch(dir string) {
 	}
 }
 
-// goneWhileAway reports snapshot files of the last run that are gone now.
+// goneWhileAway reports snapshot files of the last run that are gone now;
+// the caller sends them.
 func (w *Watcher) goneWhileAway(ctx context.Context) {
 	paths := make([]string, 0, len(w.opts.Positions))
 	for p := range w.opts.Positions {
@@ -605,13 +662,12 @@ func (w *Watcher) goneWhileAway(ctx context.Context) {
 			}
 			if set, ok := r.fileSet(rel); ok && set.Snapshot {
 				if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-					w.emit(ctx, Record{Agent: r.Agent, Path: p, File: w.opts.Positions[p].File, Gone: true})
+					w.emitGone(ctx, Record{Agent: r.Agent, Path: p, File: w.opts.Positions[p].File, Gone: true})
 				}
 				break
 			}
 		}
 	}
-	w.flush(ctx)
 }
 
 // problem logs a path's error once, until the path recovers.
@@ -620,26 +676,4 @@ func (w *Watcher) problem(p, msg string, err error) {
 		w.problems[p] = true
 		w.log.Warn(msg, "path", p, "err", err)
 	}
-}
-
-// emit queues a record, sending the batch once it is full.
-func (w *Watcher) emit(ctx context.Context, rec Record) {
-	w.changes++
-	w.batch.Records = append(w.batch.Records, rec)
-	w.batchSize += len(rec.Line)
-	if len(w.batch.Records) >= batchRecords || w.batchSize >= batchBytes {
-		w.flush(ctx)
-	}
-}
-
-// flush sends the queued batch, unless ctx ends first.
-func (w *Watcher) flush(ctx context.Context) {
-	if len(w.batch.Records) == 0 && w.batch.Synced == "" {
-		return
-	}
-	select {
-	case w.out <- w.batch:
-	case <-ctx.Done():
-	}
-	w.batch, w.batchSize = Batch{}, 0
 }

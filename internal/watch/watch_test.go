@@ -38,7 +38,7 @@ func TestDiscovery(t *testing.T) {
 	if got[0].Root != filepath.Join(home, ".claude") || got[1].Root != "/x/codex" {
 		t.Errorf("roots %q %q", got[0].Root, got[1].Root)
 	}
-	want := []FileSet{{Pattern: "projects/*/*.jsonl"}, {Pattern: "sessions/*.json", Snapshot: true}}
+	want := []FileSet{{Pattern: "projects/*/*.jsonl", JSON: true}, {Pattern: "sessions/*.json", Snapshot: true}}
 	if !slices.Equal(got[0].Files, want) {
 		t.Errorf("claude files %+v, want %+v", got[0].Files, want)
 	}
@@ -120,7 +120,7 @@ func TestNewFoldersAreScannedAtOnce(t *testing.T) {
 	claudeRoot, codexRoot := filepath.Join(base, "claude"), filepath.Join(base, "codex")
 	mkdir(t, filepath.Join(claudeRoot, "projects"))
 	mkdir(t, codexRoot)
-	r := startRun(t, options(Sources(map[string]string{"claude": claudeRoot, "codex": codexRoot})))
+	r := startRun(t, options(anyLine(Sources(map[string]string{"claude": claudeRoot, "codex": codexRoot}))))
 
 	// A folder moved in with a file already inside: only the folder has an event.
 	staged := filepath.Join(base, "staging", "-p9")
@@ -261,7 +261,7 @@ func TestLongLinesAreSkipped(t *testing.T) {
 	if got := r.w.Stats().LinesSkipped; got != 1 {
 		t.Errorf("LinesSkipped %d, want 1", got)
 	}
-	if !strings.Contains(r.log.String(), "line longer than the cap skipped") {
+	if !strings.Contains(r.log.String(), `msg="bad line skipped"`) || !strings.Contains(r.log.String(), "longer than the cap (3001 bytes, cap 1024)") {
 		t.Errorf("skip not logged:\n%s", r.log.String())
 	}
 }
@@ -340,8 +340,7 @@ func TestFirstRunSkipsOldHistory(t *testing.T) {
 	root := t.TempDir()
 	old := filepath.Join(root, "projects", "p", "old.jsonl")
 	appendTo(t, old, "history 1\nhistory 2\nbeing writ")
-	opts := options(claudeSources(root))
-	opts.FirstRun = true
+	opts := options(firstLook(claudeSources(root)))
 	r := startRun(t, opts)
 	wantLinesText(t, r.synced(old))
 
@@ -366,8 +365,7 @@ func TestRestartResumesFromPositions(t *testing.T) {
 	root := t.TempDir()
 	file := filepath.Join(root, "projects", "p", "s.jsonl")
 	appendTo(t, file, "old\n")
-	opts := options(claudeSources(root))
-	opts.FirstRun = true
+	opts := options(firstLook(claudeSources(root)))
 	first := startRun(t, opts)
 	appendTo(t, file, "new1\n")
 	rec := first.records(1)[0]
@@ -396,10 +394,12 @@ func TestRestartResumesFromPositions(t *testing.T) {
 	wantLinesText(t, r.synced(file), "old", "new1", "new2")
 	r.stop()
 
+	// The same content under another inode (a copy moved over it) goes on
+	// where it was.
 	moved := pos
 	moved.File.Inode++
 	r = resume(moved)
-	wantLinesText(t, r.synced(file), "old", "new1", "new2")
+	wantLinesText(t, r.synced(file), "new2")
 	r.stop()
 
 	// A stored position past the end: the file was truncated while stopped.
@@ -438,8 +438,7 @@ func TestSnapshotFiles(t *testing.T) {
 	root := t.TempDir()
 	live := filepath.Join(root, "sessions", "555.json")
 	appendTo(t, live, `{"pid":555,"status":"busy"}`)
-	opts := options(claudeSources(root))
-	opts.FirstRun = true // a snapshot is state, not history: it is reported anyway
+	opts := options(firstLook(claudeSources(root))) // a snapshot is state, not history: it is reported anyway
 	gone := filepath.Join(root, "sessions", "444.json")
 	opts.Positions = map[string]Position{gone: {Path: gone, File: FileID{Inode: 9}, Offset: 20}}
 	r := startRun(t, opts)

@@ -1,0 +1,320 @@
+package watch
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestFirstLookStoresEveryPosition: a root's first look reads no history but
+// hands out one position per file, at the end of its last complete line, all
+// in the batch that says the scan is done; a later start with those
+// positions reads only what was added since.
+func TestFirstLookStoresEveryPosition(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"a.jsonl": "old 1\nold 2\n",
+		"b.jsonl": "old\nbeing writ", // a line being written: its start is the position
+		"c.jsonl": "",
+		"d.jsonl": strings.Repeat("x", 10<<10) + "\n" + strings.Repeat("y", 9<<10) + "\nlast\n", // longer than the first look-back
+	}
+	for name, text := range files {
+		appendTo(t, filepath.Join(root, "projects", "p", name), text)
+	}
+	r := newRun(t, options(firstLook(claudeSources(root))))
+	var ready Batch
+	for b := range r.w.Batches() {
+		if b.Ready {
+			ready = b
+			break
+		}
+		if len(b.Records) > 0 {
+			t.Fatalf("a batch before the first scan ended: %s", describe(b.Records))
+		}
+	}
+	positions := map[string]Position{}
+	for _, rec := range ready.Records {
+		if !rec.Checkpoint || rec.Line != nil {
+			t.Fatalf("history read on a first look: %s", describe(ready.Records))
+		}
+		positions[rec.Path] = rec.Position()
+	}
+	want := map[string]int64{"a.jsonl": 12, "b.jsonl": 4, "c.jsonl": 0, "d.jsonl": int64(len(files["d.jsonl"]))}
+	if len(positions) != len(want) {
+		t.Fatalf("positions %+v, want one per file", positions)
+	}
+	for name, off := range want {
+		p := positions[filepath.Join(root, "projects", "p", name)]
+		if p.Offset != off || p.File.Inode == 0 {
+			t.Errorf("%s: position %+v, want offset %d", name, p, off)
+		}
+		if off > 0 && p.Mark == "" {
+			t.Errorf("%s: no mark with the position", name)
+		}
+	}
+	r.stop()
+
+	appendTo(t, filepath.Join(root, "projects", "p", "b.jsonl"), "ten\n")
+	appendTo(t, filepath.Join(root, "projects", "p", "a.jsonl"), "new\n")
+	opts := options(claudeSources(root))
+	opts.Positions = positions
+	r = startRun(t, opts)
+	var got []string
+	for _, name := range []string{"a.jsonl", "b.jsonl", "c.jsonl", "d.jsonl"} {
+		got = append(got, lines(r.synced(filepath.Join(root, "projects", "p", name)))...)
+	}
+	if strings.Join(got, "|") != "new|being written" {
+		t.Fatalf("after a restart: %q, want only what was added", got)
+	}
+}
+
+// TestPositionMarkMatchesTheFile: the mark a line record carries is the one
+// read back from the file at its End.
+func TestPositionMarkMatchesTheFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, text := range []string{"short\n", strings.Repeat("z", 600) + "\n", "a\n\nb\r\n"} {
+		path := filepath.Join(dir, "f")
+		if err := os.WriteFile(path, []byte("head line\n"+text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := bytes.TrimSuffix([]byte(text), []byte("\n"))
+		if i := bytes.LastIndexByte(line, '\n'); i >= 0 {
+			line = line[i+1:]
+		}
+		end := int64(len("head line\n" + text))
+		m := lineMark(line)
+		if ok, err := markHolds(f, end, end, m); err != nil || !ok {
+			t.Errorf("%q: the line's mark does not hold on the file: %v", text, err)
+		}
+		read, err := readMark(f, end)
+		if err != nil || read.n < m.n {
+			t.Errorf("%q: read mark %+v, %v", text, read, err)
+		}
+		if ok, _ := markHolds(f, end-1, end, m); ok {
+			t.Errorf("%q: the mark holds one byte early", text)
+		}
+		f.Close()
+	}
+}
+
+// TestSameContentUnderANewInodeGoesOn: a file replaced by a copy of itself
+// plus a line (mv over it, an editor's save) gives only the new line.
+func TestSameContentUnderANewInodeGoesOn(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "projects", "p", "s.jsonl")
+	appendTo(t, file, "one\ntwo\n")
+	r := startRun(t, options(claudeSources(root)))
+	wantLinesText(t, r.synced(file), "one", "two")
+
+	tmp := filepath.Join(root, "s.tmp")
+	appendTo(t, tmp, "one\ntwo\nthree\n")
+	if err := os.Rename(tmp, file); err != nil {
+		t.Fatal(err)
+	}
+	wantLinesText(t, r.records(1), "three")
+	wantLinesText(t, r.synced(file))
+	if !strings.Contains(r.log.String(), "replaced by the same content") {
+		t.Errorf("the replacement is not logged:\n%s", r.log)
+	}
+}
+
+// TestSameHeadRewriteIsReadAgain: truncated and rewritten at once, longer,
+// with the same first bytes: the bytes before the position changed, so the
+// file is read from its start (never from the middle of a line), while
+// running and after a restart.
+func TestSameHeadRewriteIsReadAgain(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "projects", "p", "s.jsonl")
+	head := strings.Repeat("h", 300) + "\n"
+	appendTo(t, file, head+"first version line\n")
+	r := startRun(t, options(claudeSources(root)))
+	recs := r.synced(file)
+	wantLinesText(t, recs, strings.TrimSuffix(head, "\n"), "first version line")
+	pos := recs[1].Position()
+
+	rewrite := head + "the second version, longer: its lines are elsewhere\nsecond line\n"
+	if err := os.WriteFile(file, []byte(rewrite), 0o600); err != nil { // O_TRUNC, same inode
+		t.Fatal(err)
+	}
+	// (Seen as a truncation when the watcher reads between the two.)
+	wantLinesText(t, r.synced(file), strings.TrimSuffix(head, "\n"), "the second version, longer: its lines are elsewhere", "second line")
+	r.stop()
+
+	// The same while stopped: the stored position's mark no longer holds.
+	opts := options(claudeSources(root))
+	opts.Positions = map[string]Position{file: pos}
+	r = startRun(t, opts)
+	wantLinesText(t, r.synced(file), strings.TrimSuffix(head, "\n"), "the second version, longer: its lines are elsewhere", "second line")
+	if !strings.Contains(r.log.String(), "was rewritten before the position") {
+		t.Errorf("the rewrite is not logged:\n%s", r.log)
+	}
+}
+
+// TestBadLinesAreCountedAndLogged: in a file of JSON records, malformed,
+// cut-off and binary lines are skipped; each is counted, and the log says so
+// once per file per minute with the count; a position past trailing bad
+// lines is still handed out.
+func TestBadLinesAreCountedAndLogged(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "projects", "p", "s.jsonl")
+	mkdir(t, filepath.Dir(file))
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	var clock atomic.Int64
+	clock.Store(now.UnixNano())
+	r := startRun(t, options(Sources(map[string]string{"claude": root})), func(w *Watcher) {
+		w.now = func() time.Time { return time.Unix(0, clock.Load()) }
+	})
+
+	appendTo(t, file, `{"ok":1}`+"\n"+`{"type":"assi`+"\n"+"\x00\x01\x02binary\n"+"\n"+`{"ok":2}`+"\n"+"not json at all\n")
+	recs := r.synced(file)
+	wantLinesText(t, recs, `{"ok":1}`, "", `{"ok":2}`)
+	if got := r.w.Stats().LinesSkipped; got != 3 {
+		t.Errorf("LinesSkipped %d, want 3", got)
+	}
+	if n := len(r.checkpoints); n != 1 || r.checkpoints[0].End != int64(len(`{"ok":1}`+"\n"+`{"type":"assi`+"\n"+"\x00\x01\x02binary\n"+"\n"+`{"ok":2}`+"\n"+"not json at all\n")) {
+		t.Errorf("checkpoints %s, want one past the trailing bad line", describe(r.checkpoints))
+	}
+	logged := strings.Count(r.log.String(), `msg="bad line skipped"`)
+	if logged != 1 || !strings.Contains(r.log.String(), `offset=9 reason="not a JSON record (malformed or cut off)" lines=1`) {
+		t.Fatalf("log lines %d, want the first bad line at once and the rest held back:\n%s", logged, r.log)
+	}
+	files := r.w.Stats().SkippedFiles
+	if len(files) != 1 || files[0].Path != file || files[0].Lines != 3 || files[0].Reason != "not a JSON record (malformed or cut off)" {
+		t.Errorf("SkippedFiles %+v", files)
+	}
+
+	// A minute later the next bad line is logged with the count held back.
+	clock.Store(now.Add(time.Minute).UnixNano())
+	appendTo(t, file, "{broken\n")
+	r.synced(file)
+	if n := strings.Count(r.log.String(), `msg="bad line skipped"`); n != 2 ||
+		!strings.Contains(r.log.String(), `reason="not a JSON record (malformed or cut off)" lines=3`) {
+		t.Errorf("want a second log line with the 3 lines since the first:\n%s", r.log)
+	}
+	if got := r.w.Stats().SkippedFiles[0].Lines; got != 4 {
+		t.Errorf("lines skipped %d, want 4", got)
+	}
+}
+
+// nextBatch reads the next batch of r's watcher whose epoch is at least epoch.
+func nextBatch(t *testing.T, w *Watcher, epoch uint64) Batch {
+	t.Helper()
+	deadline := time.After(wait)
+	for {
+		select {
+		case b := <-w.Batches():
+			if b.Epoch >= epoch {
+				return b
+			}
+		case <-deadline:
+			t.Fatal("no batch")
+		}
+	}
+}
+
+// TestRewindReadsAgainFromTheAcknowledged: what the consumer did not
+// acknowledge is handed out again after a Rewind, from the last
+// acknowledged position, with a newer epoch; a removal of a snapshot file
+// and the end of a first scan are reported again too.
+func TestRewindReadsAgainFromTheAcknowledged(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "projects", "p", "s.jsonl")
+	history := filepath.Join(root, "projects", "p", "old.jsonl")
+	live := filepath.Join(root, "sessions", "7.json")
+	appendTo(t, history, "history\n")
+	appendTo(t, live, `{"pid":7}`)
+	mkdir(t, filepath.Dir(file))
+	src := firstLook(claudeSources(root))
+	r := newRun(t, options(src))
+	w := r.w
+
+	first := nextBatch(t, w, 0)
+	if !first.Ready || len(first.Records) != 2 {
+		t.Fatalf("first batch %+v, want the end of the scan with a checkpoint and the snapshot", first)
+	}
+	// Not acknowledged: the first scan's end comes again.
+	epoch := w.Rewind()
+	again := nextBatch(t, w, epoch)
+	if !again.Ready || again.Epoch != epoch || len(again.Records) != 2 {
+		t.Fatalf("after a Rewind: %+v, want the end of the scan again", again)
+	}
+	w.Ack(again.Seq)
+
+	appendTo(t, file, "a\nb\n")
+	b := nextBatch(t, w, epoch)
+	wantLinesText(t, b.Records, "a", "b")
+	w.Ack(b.Seq)
+	appendTo(t, file, "c\n")
+	wantLinesText(t, nextBatch(t, w, epoch).Records, "c")
+	if err := os.Remove(live); err != nil {
+		t.Fatal(err)
+	}
+	gone := nextBatch(t, w, epoch)
+	if len(gone.Records) != 1 || !gone.Records[0].Gone {
+		t.Fatalf("removal batch %s", describe(gone.Records))
+	}
+	appendTo(t, file, "d\n")
+
+	epoch = w.Rewind()
+	var recs []Record
+	for len(recs) < 3 {
+		b := nextBatch(t, w, epoch)
+		recs = append(recs, b.Records...)
+		w.Ack(b.Seq)
+	}
+	var got []string
+	for _, rec := range recs {
+		switch {
+		case rec.Gone:
+			got = append(got, "gone "+filepath.Base(rec.Path))
+		default:
+			got = append(got, string(rec.Line))
+		}
+	}
+	if strings.Join(got, "|") != "c|d|gone 7.json" {
+		t.Fatalf("after the second Rewind: %q, want c, d and the removal again", got)
+	}
+	if recs[0].Offset != 4 {
+		t.Errorf("c read again at %d, want 4", recs[0].Offset)
+	}
+	// Everything acknowledged: a Rewind reads nothing again.
+	epoch = w.Rewind()
+	appendTo(t, file, "e\n")
+	wantLinesText(t, nextBatch(t, w, epoch).Records, "e")
+}
+
+// FuzzMarks: any stored mark parses without a panic and round-trips, and
+// the mark of a line holds on a file that ends with that line.
+func FuzzMarks(f *testing.F) {
+	f.Add("12:00000000000000ab", []byte("x\nline"))
+	f.Add("", []byte(""))
+	f.Add("300:zz", bytes.Repeat([]byte("ab\n"), 200))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, stored string, data []byte) {
+		if m := parseMark(stored); m.n > 0 && parseMark(m.markString()) != m {
+			t.Fatalf("%q parses to %+v, which does not round-trip", stored, m)
+		}
+		line := data[bytes.LastIndexByte(data, '\n')+1:]
+		path := filepath.Join(dir, "f")
+		if err := os.WriteFile(path, append(bytes.Clone(data), '\n'), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fh, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fh.Close()
+		end := int64(len(data) + 1)
+		if ok, err := markHolds(fh, end, end, lineMark(line)); err != nil || !ok {
+			t.Fatalf("the mark of %q does not hold at the end of %q: %v", line, data, err)
+		}
+	})
+}
