@@ -103,6 +103,18 @@ func Agents() []Agent {
 	return out
 }
 
+// turnEvents gives events that happen once per turn the ID of their turn,
+// when the agent names it.
+func turnEvents(turn string, events []Event) []Event {
+	if turn == "" {
+		return events
+	}
+	for i := range events {
+		events[i].ID = "turn " + turn
+	}
+	return events
+}
+
 // Recognize finds the agent that wrote the file at path, or false.
 func Recognize(path string, head []byte) (Agent, bool) {
 	for _, a := range Agents() {

@@ -99,6 +99,7 @@ type claudeTranscript struct {
 	lastDigest string              // requestDigest of the previous api-request, cleared by any assistant record
 	queued     *claudeQueued       // a message enqueued while the agent was busy and not dequeued yet
 	limitReset time.Time           // reset time of the latest usage-limit failure
+	record     string              // the uuid of the record being read: the ID of its events
 }
 
 // claudeQueued is a person's message waiting in the CLI's queue (§5).
@@ -122,6 +123,7 @@ type claudeRecord struct {
 	SessionID   string        `json:"sessionId"`
 	Cwd         string        `json:"cwd"`
 	Timestamp   string        `json:"timestamp"`
+	UUID        string        `json:"uuid"`
 	IsSidechain bool          `json:"isSidechain"`
 	IsMeta      bool          `json:"isMeta"`
 	Message     claudeMessage `json:"message"`
@@ -243,6 +245,7 @@ func (t *claudeTranscript) Read(line []byte) []Event {
 	if r.Cwd != "" {
 		t.project = r.Cwd
 	}
+	t.record = r.UUID
 	ts, _ := time.Parse(time.RFC3339Nano, r.Timestamp)
 
 	if r.Type == "queue-operation" {
@@ -274,7 +277,7 @@ func (t *claudeTranscript) Read(line []byte) []Event {
 }
 
 func (t *claudeTranscript) event(k Kind, ts time.Time) Event {
-	return Event{Agent: claudeName, Session: t.session, Project: t.project, Time: ts, Kind: k}
+	return Event{Agent: claudeName, Session: t.session, Project: t.project, Time: ts, Kind: k, ID: t.record}
 }
 
 func (t *claudeTranscript) userMessage(text string, ts time.Time) Event {

@@ -188,14 +188,14 @@ func (t *codexRollout) eventMsg(p *codexPayload, ts time.Time) []Event {
 	case "task_started":
 		t.modern = true
 		t.newTurn()
-		return []Event{t.event(TurnStarted, ts)}
+		return turnEvents(p.TurnID, []Event{t.event(TurnStarted, ts)})
 	case "task_complete":
 		if p.Error != nil {
-			return t.fail(codexFailure(p.Error, t.limitReset, ts), ts)
+			return turnEvents(p.TurnID, t.fail(codexFailure(p.Error, t.limitReset, ts), ts))
 		}
-		return t.done(ts)
+		return turnEvents(p.TurnID, t.done(ts))
 	case "turn_aborted":
-		return t.fail(Failure{Class: Cancelled, Code: firstNonEmptyString(p.Reason, "turn_aborted"), Message: "turn aborted: " + p.Reason}, ts)
+		return turnEvents(p.TurnID, t.fail(Failure{Class: Cancelled, Code: firstNonEmptyString(p.Reason, "turn_aborted"), Message: "turn aborted: " + p.Reason}, ts))
 	case "item_completed":
 		switch p.Item.Type {
 		case "UserMessage":

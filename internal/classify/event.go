@@ -74,6 +74,13 @@ type Event struct {
 	// continuation after the reset: nudge must yield to it.
 	AutoContinue bool     `json:"auto_continue,omitempty"`
 	Process      *Process `json:"process,omitempty"` // live-registry events
+	// ID is the agent's own identity of what the event reports, where its
+	// records carry one: Claude's record uuid, OpenCode's event id, the
+	// turn id of a Codex, Muse or Kimi Code event that happens once per
+	// turn. Empty otherwise: the daemon then identifies the event by its
+	// record's bytes (docs/durability.md). The same record always gives the
+	// same ID.
+	ID string `json:"id,omitempty"`
 }
 
 // Line is the one-line JSON shape `nudge classify --json` prints (SPEC §8).

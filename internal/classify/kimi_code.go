@@ -108,16 +108,17 @@ func kimiCodeWanted(typ []byte) bool {
 
 // kimiCodeRecord holds the few fields of a wire record nudge reads.
 type kimiCodeRecord struct {
-	Type     string         `json:"type"`
-	Kind     string         `json:"kind"`
-	Time     float64        `json:"time"` // Unix milliseconds
-	ID       string         `json:"id"`
-	PromptID string         `json:"promptId"`
-	Reason   string         `json:"reason"`
-	Origin   kimiCodeOrigin `json:"origin"`
-	Input    []textPart     `json:"input"`
-	Content  []textPart     `json:"content"`
-	Error    *kimiCodeError `json:"error"`
+	Type     string          `json:"type"`
+	Kind     string          `json:"kind"`
+	Time     float64         `json:"time"` // Unix milliseconds
+	ID       string          `json:"id"`
+	PromptID string          `json:"promptId"`
+	Reason   string          `json:"reason"`
+	TurnID   json.RawMessage `json:"turnId"`
+	Origin   kimiCodeOrigin  `json:"origin"`
+	Input    []textPart      `json:"input"`
+	Content  []textPart      `json:"content"`
+	Error    *kimiCodeError  `json:"error"`
 }
 
 type kimiCodeOrigin struct {
@@ -213,9 +214,19 @@ func (w *kimiCodeWire) Read(line []byte) []Event {
 		e.Box = r.ID
 		return []Event{e}
 	case "turn.ended":
-		return w.ended(&r, ts)
+		// turnId values are opaque and may repeat across resumes: with the
+		// record's time they name this ending (kimi.md A2).
+		return turnEvents(kimiTurnID(r.TurnID, r.Time), w.ended(&r, ts))
 	}
 	return []Event{w.event(AgentActivity, ts)}
+}
+
+// kimiTurnID names a turn ending by its turn id and time; "" without a turn id.
+func kimiTurnID(turn json.RawMessage, at float64) string {
+	if len(turn) == 0 || string(turn) == "null" {
+		return ""
+	}
+	return string(turn) + " at " + strconv.FormatFloat(at, 'f', -1, 64)
 }
 
 func (w *kimiCodeWire) event(k Kind, ts time.Time) Event {

@@ -238,11 +238,11 @@ func (m *museReader) server(method string, p *museParams, ts time.Time) []Event 
 		}
 		return nil
 	case "turn/started":
-		return []Event{m.event(id, TurnStarted, ts)}
+		return turnEvents(p.TurnID, []Event{m.event(id, TurnStarted, ts)})
 	case "turn/retryScheduled":
 		return []Event{m.event(id, AgentRetrying, ts)}
 	case "turn/completed":
-		return m.turnCompleted(s, id, p, ts)
+		return turnEvents(p.TurnID, m.turnCompleted(s, id, p, ts))
 	case "item/completed":
 		if p.Item != nil && p.Item.Kind == "userMessage" {
 			if p.Item.CommandID != "" && s.commands[p.Item.CommandID] {

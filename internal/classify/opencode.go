@@ -232,7 +232,7 @@ func (r *openCodeReader) Read(record []byte) []Event {
 	s := r.session(p.SessionID)
 	at := r.idTime(l.ID)
 	ev := func(kind Kind, t time.Time) Event {
-		return Event{Agent: openCodeName, Session: p.SessionID, Project: s.project, Time: t, Kind: kind}
+		return Event{Agent: openCodeName, Session: p.SessionID, Project: s.project, Time: t, Kind: kind, ID: l.ID}
 	}
 	out := r.decide(s, l.Type, &p)
 	return append(out, r.record(s, l.Type, &p, at, ev)...)
