@@ -36,10 +36,12 @@ type step struct {
 	want []string
 }
 
-// call is one call into the machine; it may change the settings.
+// call is one call into the machine; it may change the settings. ev
+// builds the event of a call that observes one.
 type call struct {
 	name string
 	run  func(s *Session, now time.Time, set *Settings) []Action
+	ev   func(now time.Time) classify.Event
 }
 
 // run drives a fresh session through steps on a fake clock and asserts the
@@ -138,13 +140,23 @@ func offset(at time.Time) string {
 
 // event builds an event of kind recorded one second before it is observed.
 func event(kind classify.Kind, opts ...func(*classify.Event)) call {
-	return call{name: string(kind), run: func(s *Session, now time.Time, set *Settings) []Action {
+	build := func(now time.Time) classify.Event {
 		ev := classify.Event{Agent: testKey.Agent, Session: testKey.Session, Project: testProject,
 			Time: now.Add(-time.Second), Kind: kind}
 		for _, o := range opts {
 			o(&ev)
 		}
-		return s.Observe(ev, now, *set)
+		return ev
+	}
+	return call{name: string(kind), ev: build, run: func(s *Session, now time.Time, set *Settings) []Action {
+		return s.Observe(build(now), now, *set)
+	}}
+}
+
+// backlog observes c's event as one written while nudge was not running.
+func backlog(c call) call {
+	return call{name: "backlog " + c.name, ev: c.ev, run: func(s *Session, now time.Time, set *Settings) []Action {
+		return s.ObserveBacklog(c.ev(now), now, *set)
 	}}
 }
 

@@ -96,18 +96,6 @@ func TestRestoreNeverResends(t *testing.T) {
 	})
 }
 
-func TestRestoreDuplicateAfterRestart(t *testing.T) {
-	// A crash replays the dead turn's line: it is not counted again.
-	set := testSettings()
-	rec := recorded(t0.Add(-time.Second))
-	s := run(t, set, []step{{0, fail(pe, err500, rec), schedule1}, {10 * time.Second, tick, send1}})
-	s = restore(t, s)
-	runOn(t, s, &set, []step{
-		{30 * time.Second, fail(pe, err500, rec), []string{"decide: dead turn already handled (the same record again); ignored"}},
-		{time.Minute, tick, nil},
-	})
-}
-
 func TestDefaultSettings(t *testing.T) {
 	set := DefaultSettings()
 	if !set.Enabled || set.ContinueAfterUsageLimit || set.Paused {

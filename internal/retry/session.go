@@ -5,7 +5,6 @@ package retry
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -21,9 +20,10 @@ const (
 	StatusExited  = "exited"
 )
 
-// seenLimit is how many recent dead turns a session remembers to drop a
-// record replayed after a crash (SPEC §7: "repeats nothing").
-const seenLimit = 32
+// BacklogRecent is how old a provider error written while nudge was not
+// running may be and still be retried; so late may a continuation due while
+// nudge was not running still be sent (docs/durability.md).
+const BacklogRecent = 10 * time.Minute
 
 // Purpose says what a continuation is for.
 type Purpose string
@@ -60,6 +60,9 @@ type Pending struct {
 	HeldSince time.Time     `json:"held_since,omitzero"` // the first due check that found the session blocked
 	Gap       time.Duration `json:"gap,omitempty"`       // the current gap between checks while held
 	Paused    bool          `json:"paused,omitempty"`    // held by Settings.Paused
+	// Backlog: it answers a dead turn written while nudge was not running;
+	// if the records read after it show the session went on, it is told.
+	Backlog bool `json:"backlog,omitempty"`
 }
 
 // Sent is the last continuation issued.
@@ -95,10 +98,12 @@ type Session struct {
 	// LastContinuedReset is the reset time nudge last continued after: it
 	// continues at most once per reset.
 	LastContinuedReset time.Time `json:"last_continued_reset,omitzero"`
-	Seen               []string  `json:"seen,omitempty"`         // recent timed dead turns
-	LastUntimed        string    `json:"last_untimed,omitempty"` // the last dead turn without a record time, if nothing came after it
+	// TurnEnded: the current turn ended (done or failed) and no new one
+	// started since.
+	TurnEnded bool `json:"turn_ended,omitempty"`
 
-	out []Action
+	out     []Action
+	backlog bool // the event being observed was written while nudge was not running
 }
 
 // NewSession starts the state of the session named key.
@@ -151,14 +156,59 @@ func (s *Session) NextWake() (time.Time, bool) {
 // Project returns the session's working directory, as last reported.
 func (s *Session) Project() string { return s.Dir }
 
+// Repeats tells whether ev only repeats what the session knows already:
+// the end of a turn that has ended (a reader that started in the middle of a
+// turn, after a restart, reads the second of two records ending it). The
+// daemon neither stores nor observes such an event.
+func (s *Session) Repeats(ev classify.Event) bool {
+	return ev.Kind == classify.TurnDone && s.TurnEnded
+}
+
 // Observe takes one new event from the session's records, detected at now.
 func (s *Session) Observe(ev classify.Event, now time.Time, set Settings) []Action {
-	set = set.normalized()
+	s.observe(ev, now, set.normalized())
+	return s.flush()
+}
+
+// ObserveBacklog takes one event written while nudge was not running (read
+// by the first scan after a start; docs/durability.md). A dead turn among
+// them is told as usual, except a provider error: it is retried only when
+// its record is at most BacklogRecent old and the records after it do not
+// show the session going on; otherwise it gets one Inbox entry instead.
+func (s *Session) ObserveBacklog(ev classify.Event, now time.Time, set Settings) []Action {
+	p, e := s.Pending, s.Retry
+	s.backlog = true
+	s.observe(ev, now, set.normalized())
+	s.backlog = false
+	if p != nil && p.Backlog && s.Pending != p && e != nil && !e.Over {
+		s.decide("the session went on while nudge was not running: the dead turn is told, not retried")
+		s.entry("the turn failed with a provider error while nudge was not running; the session went on since, so it was not retried", e.Original, latest(e), e.Attempts)
+		if s.Current == Retrying {
+			s.show(Failed, time.Time{}, "")
+		}
+	}
+	return s.flush()
+}
+
+// Restored looks at the session after a start: a continuation that fell due
+// more than BacklogRecent ago, while nudge was not running, is not sent so
+// late; it is told.
+func (s *Session) Restored(now time.Time, set Settings) []Action {
+	if p := s.Pending; p != nil && !p.Paused && now.Sub(p.At) > BacklogRecent {
+		s.tell(fmt.Sprintf("nudge was not running when attempt %d was due (%s); it is not sent this late", p.Attempt, stamp(p.At)), p.For, s.attempts(p.For))
+	}
+	return s.flush()
+}
+
+func (s *Session) observe(ev classify.Event, now time.Time, set Settings) {
 	if ev.Project != "" {
 		s.Dir = ev.Project
 	}
-	if ev.Kind != classify.TurnFailed {
-		s.LastUntimed = ""
+	switch ev.Kind {
+	case classify.TurnDone, classify.TurnFailed:
+		s.TurnEnded = true
+	case classify.TurnStarted, classify.UserMessage:
+		s.TurnEnded = false
 	}
 	if ev.Process == nil && (ev.Kind == classify.UserMessage || ev.Kind == classify.TurnStarted) && s.AgentStatus == StatusExited {
 		// A new turn after the process was gone: a process (a resumed
@@ -198,7 +248,6 @@ func (s *Session) Observe(ev classify.Event, now time.Time, set Settings) []Acti
 		}
 		s.unblocked(now, set)
 	}
-	return s.flush()
 }
 
 // Tick acts on a Wake that came due. The daemon has just re-read the
@@ -331,10 +380,6 @@ func (s *Session) deadTurn(ev classify.Event, now time.Time, set Settings) {
 	if ev.Failure != nil {
 		f = *ev.Failure
 	}
-	if s.seen(ev, f) {
-		s.decide("dead turn already handled (the same record again); ignored")
-		return
-	}
 	attempts := s.attempts(ForRetry)
 	switch f.Class {
 	case classify.ProviderError:
@@ -382,6 +427,13 @@ func (s *Session) providerError(f classify.Failure, recorded, now time.Time, set
 		s.show(Failed, time.Time{}, "")
 		return
 	}
+	if s.backlog && s.Pending == nil && (recorded.IsZero() || now.Sub(recorded) > BacklogRecent) {
+		s.overtake()
+		s.decide("provider error written while nudge was not running, more than %s ago: told, not retried", short(BacklogRecent))
+		s.entry("the turn failed with a provider error while nudge was not running; too long ago to retry", f, nil, 0)
+		s.show(Failed, time.Time{}, "")
+		return
+	}
 	e := s.Retry
 	if e == nil {
 		first := recorded
@@ -406,7 +458,7 @@ func (s *Session) providerError(f classify.Failure, recorded, now time.Time, set
 		return
 	}
 	delay := set.Delays[e.Attempts]
-	s.Pending = &Pending{For: ForRetry, Attempt: e.Attempts + 1, At: now.Add(delay)}
+	s.Pending = &Pending{For: ForRetry, Attempt: e.Attempts + 1, At: now.Add(delay), Backlog: s.backlog}
 	s.decide("provider error: attempt %d of %d in %s", e.Attempts+1, len(set.Delays), short(delay))
 	s.showPending(set)
 	s.wake(s.Pending.At)
@@ -702,30 +754,6 @@ func (s *Session) rateLimited(now time.Time) bool {
 		return true
 	}
 	return l.Failure.ResetAt.IsZero() || now.Before(l.Failure.ResetAt)
-}
-
-// seen tells whether this dead turn was already handled: the same record
-// time and error, or, for records without a time, the same error as the
-// dead turn just before with nothing in between.
-func (s *Session) seen(ev classify.Event, f classify.Failure) bool {
-	id := string(f.Class) + "|" + f.Code + "|" + f.Message
-	if ev.Time.IsZero() {
-		if s.LastUntimed == id {
-			return true
-		}
-		s.LastUntimed = id
-		return false
-	}
-	s.LastUntimed = ""
-	id = ev.Time.UTC().Format(time.RFC3339Nano) + "|" + id
-	if slices.Contains(s.Seen, id) {
-		return true
-	}
-	s.Seen = append(s.Seen, id)
-	if extra := len(s.Seen) - seenLimit; extra > 0 {
-		s.Seen = slices.Delete(s.Seen, 0, extra)
-	}
-	return false
 }
 
 // showPending shows the state of the pending continuation.

@@ -510,9 +510,6 @@ func TestRetryOff(t *testing.T) {
 		{0, fail(pe, err500), append(off(err500), "state failed")},
 		{10 * time.Second, tick, nil},
 		{20 * time.Second, fail(pe, err529), off(err529)}, // each dead turn: exactly one entry
-		{20 * time.Second, fail(pe, err529, recorded(t0.Add(19*time.Second))), []string{
-			"decide: dead turn already handled (the same record again); ignored",
-		}},
 	})
 }
 
@@ -532,33 +529,6 @@ func TestSwitchingRetryOffCancelsPending(t *testing.T) {
 		{2 * time.Minute, reconfigure(func(s *Settings) { s.Enabled = true }), nil}, // no resurrection
 		{3 * time.Minute, tick, nil},
 	}))
-}
-
-func TestDuplicateDeadTurn(t *testing.T) {
-	rec := recorded(t0.Add(-time.Second))
-	run(t, testSettings(), []step{
-		{0, fail(pe, err500, rec), schedule1},
-		{time.Second, fail(pe, err500, rec), []string{"decide: dead turn already handled (the same record again); ignored"}},
-		{10 * time.Second, tick, send1},
-		{11 * time.Second, fail(pe, err500, rec), []string{"decide: dead turn already handled (the same record again); ignored"}},
-		{20 * time.Second, tick, nil},
-	})
-}
-
-func TestDuplicateDeadTurnWithoutRecordTime(t *testing.T) {
-	untimed := recorded(time.Time{})
-	run(t, testSettings(), []step{
-		{0, fail(pe, err500, untimed), schedule1},
-		{time.Second, fail(pe, err500, untimed), []string{"decide: dead turn already handled (the same record again); ignored"}},
-		{10 * time.Second, tick, send1},
-		{10 * time.Second, delivered(1, nil), delivered1},
-		{11 * time.Second, typed(testMessage), echo1},
-		{time.Minute, fail(pe, err500, untimed), []string{ // something happened in between: a new dead turn
-			"decide: provider error: attempt 2 of 3 in 30s",
-			"state retrying until +1m30s (attempt 2 of 3)",
-			"wake +1m30s",
-		}},
-	})
 }
 
 func TestPause(t *testing.T) {

@@ -1,0 +1,118 @@
+package retry
+
+import (
+	"testing"
+	"time"
+
+	"nudge/internal/classify"
+)
+
+// TestTurnEndsOnce: after a dead turn or a completed one, a second ending
+// before a new turn starts is a repeat; a new turn, also one read after a
+// restart, ends anew.
+func TestTurnEndsOnce(t *testing.T) {
+	done := classify.Event{Kind: classify.TurnDone}
+	s := NewSession(testKey)
+	set := testSettings()
+	if s.Repeats(done) {
+		t.Fatal("the first ending of a fresh session is a repeat")
+	}
+	runOn(t, s, &set, []step{{0, fail(pe, err500), schedule1}})
+	s = restore(t, s)
+	if !s.Repeats(done) {
+		t.Fatal("a turn_done right after the dead turn (a second record ending it) is not a repeat")
+	}
+	if s.Repeats(classify.Event{Kind: classify.TurnFailed}) || s.Repeats(classify.Event{Kind: classify.AgentIdle}) {
+		t.Fatal("only a turn_done repeats an ending")
+	}
+	runOn(t, s, &set, []step{{5 * time.Second, event(classify.TurnStarted), []string{
+		"decide: the agent is working (turn_started): pending attempt 1 cancelled",
+		"state working",
+	}}})
+	if s.Repeats(done) {
+		t.Fatal("the ending of a new turn is a repeat")
+	}
+	runOn(t, s, &set, []step{{6 * time.Second, event(classify.TurnDone), []string{"decide: turn completed: attempt counter reset", "state finished"}}})
+	if !restore(t, s).Repeats(done) {
+		t.Fatal("a second turn_done after a restart is not a repeat")
+	}
+}
+
+// A provider error written while nudge was not running, recent and still
+// the session's last word, is retried as usual.
+func TestBacklogRecentDeadTurnIsRetried(t *testing.T) {
+	run(t, testSettings(), []step{
+		{0, backlog(fail(pe, err500, recorded(t0.Add(-BacklogRecent+time.Second)))), schedule1},
+		{time.Second, backlog(event(classify.AgentIdle, process("idle", ""))), nil},
+		{10 * time.Second, tick, send1},
+	})
+}
+
+// One older than BacklogRecent (or without a record time) is told once and
+// not retried.
+func TestBacklogOldDeadTurnIsTold(t *testing.T) {
+	told := func(msg string) []string {
+		return []string{
+			"decide: provider error written while nudge was not running, more than 10m ago: told, not retried",
+			`entry "the turn failed with a provider error while nudge was not running; too long ago to retry" provider_error "` + msg + `" attempts=0`,
+		}
+	}
+	run(t, testSettings(), []step{
+		{0, backlog(fail(pe, err500, recorded(t0.Add(-BacklogRecent-time.Second)))), append(told(err500), "state failed")},
+		{time.Second, backlog(fail(pe, err529, recorded(time.Time{}))), told(err529)},
+		{time.Minute, tick, nil},
+	})
+}
+
+// A recent one followed, in what was written meanwhile, by the session going
+// on (a person's message, a new turn) is told instead of retried; one
+// cancelled after nudge is back is not (the person is there).
+func TestBacklogSessionWentOn(t *testing.T) {
+	wentOn := []string{
+		"decide: the person typed a message: pending attempt 1 cancelled",
+		"state working",
+		"decide: the session went on while nudge was not running: the dead turn is told, not retried",
+		`entry "the turn failed with a provider error while nudge was not running; the session went on since, so it was not retried" provider_error "` + err500 + `" attempts=0`,
+	}
+	run(t, testSettings(), []step{
+		{0, backlog(fail(pe, err500)), schedule1},
+		{time.Second, backlog(typed("something else")), wentOn},
+		{10 * time.Second, tick, nil},
+	})
+	run(t, testSettings(), []step{
+		{0, backlog(fail(pe, err500)), schedule1},
+		{2 * time.Second, typed("something else"), []string{
+			"decide: the person typed a message: pending attempt 1 cancelled",
+			"state working",
+		}},
+	})
+}
+
+// Other classes are told as usual whenever they were written.
+func TestBacklogOtherClassesAreToldAsUsual(t *testing.T) {
+	run(t, testSettings(), []step{
+		{0, backlog(fail(classify.Rejected, "prompt too long", recorded(t0.Add(-time.Hour)))), []string{
+			`entry "the provider refused the request; not retried" rejected "prompt too long" attempts=0`,
+			"state failed",
+		}},
+	})
+}
+
+// A continuation that fell due while nudge was not running is sent after a
+// restart if it is at most BacklogRecent late, and told otherwise.
+func TestRestoredLateContinuation(t *testing.T) {
+	set := testSettings()
+	s := run(t, set, []step{{0, fail(pe, err500), schedule1}})
+	s = restore(t, s)
+	if acts := s.Restored(t0.Add(10*time.Second+BacklogRecent), set); len(acts) != 0 {
+		t.Fatalf("a continuation due %s ago was dropped: %v", BacklogRecent, renderAll(t, s, acts))
+	}
+	runOn(t, s, &set, []step{{BacklogRecent + 10*time.Second, call{name: "restored", run: func(s *Session, now time.Time, set *Settings) []Action {
+		return s.Restored(now.Add(time.Second), *set)
+	}}, []string{
+		"decide: nudge was not running when attempt 1 was due (2026-11-30T09:00:10Z); it is not sent this late: telling the person",
+		`entry "nudge was not running when attempt 1 was due (2026-11-30T09:00:10Z); it is not sent this late" provider_error "` + err500 + `" attempts=0`,
+		`notify "testagent needs attention" "/home/dev/project: nudge was not running when attempt 1 was due (2026-11-30T09:00:10Z); it is not sent this late — ` + err500 + `"`,
+		"state gave_up (nudge was not running when attempt 1 was due (2026-11-30T09:00:10Z); it is not sent this late)",
+	}}, {BacklogRecent + time.Minute, tick, nil}})
+}
