@@ -30,14 +30,15 @@ import (
 
 // Meta keys in the database.
 const (
-	metaInitialized = "watch.initialized" // a first scan completed once: later starts read new files from line 1
-	metaRetry       = "settings.retry_enabled"
-	metaContinue    = "settings.continue_after_usage_limit"
-	metaPaused      = "settings.paused"
+	// metaLooked + "<agent>:<root>": the first look at that root is stored
+	// (docs/durability.md).
+	metaLooked   = "watch.looked:"
+	metaRetry    = "settings.retry_enabled"
+	metaContinue = "settings.continue_after_usage_limit"
+	metaPaused   = "settings.paused"
 )
 
-// statsEvery is how often the view's file counts are refreshed once the
-// first scan is done (before, every 200 ms, to report readiness promptly).
+// statsEvery is how often the view's file counts are refreshed.
 const statsEvery = 2 * time.Second
 
 // syncTimeout bounds how long a due retry waits for its transcript to be
@@ -47,15 +48,18 @@ const syncTimeout = 3 * time.Second
 
 // Daemon is one running nudge.
 type Daemon struct {
-	lock     *instanceLock
-	cfg      config.Config
-	log      *slog.Logger
-	db       *inbox.DB
-	watcher  *watch.Watcher
-	injector *inject.Injector
-	notifier *notify.Notifier
-	started  time.Time
-	now      func() time.Time
+	lock    *instanceLock
+	cfg     config.Config
+	log     *slog.Logger
+	db      *inbox.DB // the Inbox window and the menu read it
+	started time.Time
+
+	// The core's edges (edges.go).
+	store   store
+	source  source
+	deliver deliverer
+	notify  notifier
+	now     func() time.Time
 
 	// Owned by the loop goroutine.
 	settings retry.Settings
@@ -63,6 +67,20 @@ type Daemon struct {
 	readers  map[string]classify.Reader
 	lastRead map[string]time.Time // when each file last gave a record
 	wakes    wakeQueue
+	// ready: the first scan is done and stored; until then, what is read
+	// was written while nudge was not running, and no wake is acted on.
+	ready bool
+	// looks are the first-look marks stored with the end of the first scan.
+	looks []inbox.MetaRow
+	// epoch: batches read before the latest Rewind are ignored.
+	epoch uint64
+	// failing is set while the store refuses writes; redo are the steps
+	// (delivery outcomes) to take again once it works (store.go).
+	failing *failing
+	redo    []func(context.Context)
+	// interrupted are attempts a stop cut while typing, settled once the
+	// first scan shows whether the agent received them (deliver.go).
+	interrupted []inbox.AttemptRow
 	// calls carries work onto the loop from other goroutines.
 	calls chan func()
 	quit  chan struct{}
@@ -116,7 +134,8 @@ func New(cfg config.Config, log *slog.Logger) (*Daemon, error) {
 	return d, nil
 }
 
-// Run runs the daemon until ctx ends or Quit is called.
+// Run opens the database and runs the daemon until ctx ends or Quit is
+// called.
 func (d *Daemon) Run(ctx context.Context) error {
 	defer d.lock.release()
 
@@ -125,47 +144,29 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	defer db.Close()
-	d.db = db
+	d.db, d.store = db, db
 	d.started = d.now()
 
 	if err := d.loadSettings(ctx); err != nil {
 		return err
 	}
-	positions, err := db.Positions(ctx)
+	w, err := d.newWatcher(ctx)
 	if err != nil {
 		return err
 	}
-	_, initialized, err := db.Meta(ctx, metaInitialized)
-	if err != nil {
+	if d.deliver, err = NewInjector(d.cfg); err != nil {
 		return err
 	}
-	sources := watch.Sources(d.roots())
-	for i := range sources {
-		sources[i].FirstLook = !initialized
-	}
-	w, err := watch.New(watch.Options{
-		Sources:   sources,
-		Positions: watchPositions(positions),
-		LineCap:   int(d.cfg.Watch.LineCap),
-		Rescan:    d.cfg.Watch.Rescan,
-		Logger:    d.log.With("stage", "watch"),
-	})
-	if err != nil {
-		return fmt.Errorf("watch: %w", err)
-	}
-	d.watcher = w
-	if d.injector, err = NewInjector(d.cfg); err != nil {
-		return err
-	}
-	d.notifier = notify.New(notify.Config{
+	notifier := notify.New(notify.Config{
 		Desktop:    d.cfg.Notify.Desktop,
 		NtfyURL:    d.cfg.Notify.Ntfy.URL,
 		WebhookURL: d.cfg.Notify.Webhook.URL,
 	}, d.log.With("stage", "notify"))
+	d.notify = notifier
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = d.notifier.Close(cctx)
+		_ = notifier.Close(cctx)
 	}()
 
 	if err := d.restore(ctx); err != nil {
@@ -185,17 +186,51 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	defer stopInbox()
 
+	d.log.Info("nudge started", "pid", os.Getpid(), "version", version.String(), "data", d.cfg.DataDir, "first_looks", len(d.looks))
+	err = d.serve(ctx, w)
+	d.log.Info("nudge stopped")
+	return err
+}
+
+// newWatcher builds the watcher over the enabled agents' roots, from the
+// stored positions.
+func (d *Daemon) newWatcher(ctx context.Context) (*watch.Watcher, error) {
+	positions, err := d.store.Positions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sources, err := d.sources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w, err := watch.New(watch.Options{
+		Sources:   sources,
+		Positions: watchPositions(positions),
+		LineCap:   int(d.cfg.Watch.LineCap),
+		Rescan:    d.cfg.Watch.Rescan,
+		Logger:    d.log.With("stage", "watch"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("watch: %w", err)
+	}
+	d.source = w
+	return w, nil
+}
+
+// serve runs the watcher w and the loop until ctx ends or Quit is called,
+// then waits for the work running off the loop.
+func (d *Daemon) serve(ctx context.Context, w *watch.Watcher) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	watchDone := make(chan error, 1)
 	go func() { watchDone <- w.Run(ctx) }()
-	d.log.Info("nudge started", "pid", os.Getpid(), "version", version.String(), "data", d.cfg.DataDir, "first_run", !initialized)
-	err = d.loop(ctx)
+	err := d.loop(ctx)
 	d.Quit() // callers waiting on the loop (Change, Unread) give up
 	cancel()
 	d.offLoop.Wait()
 	if werr := <-watchDone; werr != nil && !errors.Is(werr, context.Canceled) && err == nil {
 		err = werr
 	}
-	d.log.Info("nudge stopped")
 	return err
 }
 
@@ -216,6 +251,26 @@ func (d *Daemon) roots() map[string]string {
 	return roots
 }
 
+// sources are the watched roots, each at its first look unless a mark says
+// it was looked at before; the marks still missing are kept in d.looks, to
+// be stored with the end of the first scan.
+func (d *Daemon) sources(ctx context.Context) ([]watch.Source, error) {
+	sources := watch.Sources(d.roots())
+	stamp := d.now().UTC().Format(time.RFC3339)
+	for i, src := range sources {
+		key := metaLooked + src.Agent + ":" + src.Root
+		_, looked, err := d.store.Meta(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		if !looked {
+			sources[i].FirstLook = true
+			d.looks = append(d.looks, inbox.MetaRow{Key: key, Value: stamp})
+		}
+	}
+	return sources, nil
+}
+
 func watchPositions(stored map[string]inbox.Position) map[string]watch.Position {
 	out := make(map[string]watch.Position, len(stored))
 	for path, p := range stored {
@@ -225,277 +280,83 @@ func watchPositions(stored map[string]inbox.Position) map[string]watch.Position 
 }
 
 // loop is the one goroutine that owns the sessions and their machines.
+// While the store refuses writes it takes no records and acts on no wake
+// until the next try (store.go).
 func (d *Daemon) loop(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	ready := false
-	readyTick := time.NewTicker(200 * time.Millisecond)
-	defer readyTick.Stop()
+	statsTick := time.NewTicker(statsEvery)
+	defer statsTick.Stop()
 	liveTick := time.NewTicker(liveCheckEvery)
 	defer liveTick.Stop()
 	for {
 		d.armTimer(timer)
+		batches := d.source.Batches()
+		if d.holding() {
+			batches = nil
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-d.quit:
 			return nil
-		case b, ok := <-d.watcher.Batches():
+		case b, ok := <-batches:
 			if !ok {
 				return nil
 			}
 			d.handleBatch(ctx, b)
 		case <-timer.C:
-			d.handleWakes(ctx)
+			d.handleTimer(ctx)
 		case f := <-d.calls:
 			f()
 		case <-liveTick.C:
-			d.settleQuietFiles(ctx)
-			d.checkLiveness(ctx)
-		case <-readyTick.C:
-			if !ready && d.watcher.Ready() {
-				ready = true
-				// Sessions refresh the view when they change; the tick only
-				// keeps the file counts current from now on.
-				readyTick.Reset(statsEvery)
-				if err := d.db.SetMeta(ctx, metaInitialized, d.now().UTC().Format(time.RFC3339)); err != nil {
-					d.log.Error("store first-scan marker", "err", err)
-				}
+			if d.ready && !d.holding() {
+				d.settleQuietFiles(ctx)
+				d.checkLiveness(ctx)
 			}
+		case <-statsTick.C:
 			d.refreshView()
 		}
 	}
 }
 
+// armTimer sets the loop's one timer: the next try of a failing store while
+// it holds, else the next wake once the first scan is stored.
 func (d *Daemon) armTimer(t *time.Timer) {
 	wait := time.Hour
-	if next, ok := d.wakes.next(); ok {
-		wait = max(next.Sub(d.now()), 0)
+	switch next, ok := d.wakes.next(); {
+	case d.holding():
+		wait = d.failing.next.Sub(d.now())
+	case len(d.redo) > 0:
+		wait = 0
+	case d.ready && ok:
+		wait = next.Sub(d.now())
 	}
-	t.Reset(wait)
+	t.Reset(max(wait, 0))
 }
 
-// step collects what one round of the loop changed, to be stored in one
-// transaction and then acted on.
-type step struct {
-	batch   inbox.Batch
-	touched map[retry.Key]bool
-	injects []*session // whose continuation is batch.Attempts[i]
-	notices []retry.Notify
-}
-
-func newStep() *step { return &step{touched: map[retry.Key]bool{}} }
-
-func (d *Daemon) handleBatch(ctx context.Context, b watch.Batch) {
-	now := d.now()
-	st := newStep()
-	last := map[string]watch.Record{}
-	for _, rec := range b.Records {
-		d.handleRecord(rec, now, st)
-		if !rec.Gone {
-			last[rec.Path] = rec
-		}
-	}
-	for _, rec := range last {
-		p := rec.Position()
-		st.batch.Positions = append(st.batch.Positions, inbox.Position{
-			Path: p.Path, Dev: p.File.Dev, Inode: p.File.Inode, Fingerprint: p.File.Fingerprint, Offset: p.Offset, Mark: p.Mark,
-		})
-	}
-	if b.Synced != "" {
-		for _, s := range d.sessions {
-			if !s.syncing.IsZero() && s.transcript == b.Synced {
-				s.syncing = time.Time{}
-				delete(d.wakes, s.key) // the re-read's timeout; Tick asks again for what it still needs
-				d.apply(s, s.machine.Tick(now, d.settings), now, st)
-			}
-		}
-	}
-	d.finish(ctx, st, now)
-}
-
-func (d *Daemon) handleRecord(rec watch.Record, now time.Time, st *step) {
-	if rec.Checkpoint {
+// handleTimer takes again the steps a failing store refused, then acts on
+// the wakes that are due.
+func (d *Daemon) handleTimer(ctx context.Context) {
+	if d.holding() {
 		return
 	}
-	r, ok := d.readers[rec.Path]
-	if !ok {
-		agent, found := classify.Lookup(rec.Agent)
-		if !found {
-			d.log.Warn("record from an unknown agent", "agent", rec.Agent, "path", rec.Path)
-			return
-		}
-		r = agent.NewReader(rec.Path)
-		d.readers[rec.Path] = r
-	}
-	events := r.Read(rec.Line)
-	d.lastRead[rec.Path] = now
-	if rec.Gone {
-		delete(d.readers, rec.Path)
-		delete(d.lastRead, rec.Path)
-	}
-	for _, ev := range events {
-		d.observe(ev, rec.Path, now, st)
+	d.redoSteps(ctx)
+	if d.ready && !d.holding() {
+		d.handleWakes(ctx)
 	}
 }
 
-func (d *Daemon) observe(ev classify.Event, path string, now time.Time, st *step) {
-	if ev.Session == "" {
-		return
-	}
-	s := d.session(retry.Key{Agent: ev.Agent, Session: ev.Session})
-	if ev.Process != nil {
-		p := *ev.Process
-		s.process, s.registry = &p, path
-	} else {
-		s.transcript = path
-	}
-	if ev.Project != "" {
-		s.project = ev.Project
-	}
-	st.batch.Events = append(st.batch.Events, eventRow(ev, now))
-	d.apply(s, s.machine.Observe(ev, now, d.settings), now, st)
-}
-
-func eventRow(ev classify.Event, now time.Time) inbox.EventRow {
-	row := inbox.EventRow{
-		Agent: ev.Agent, Session: ev.Session, Project: ev.Project,
-		Time: ev.Time, DetectedAt: now, Kind: string(ev.Kind),
-	}
-	if f := ev.Failure; f != nil {
-		row.Class, row.Code, row.Message, row.ResetAt = string(f.Class), f.Code, f.Message, f.ResetAt
-	}
-	switch {
-	case ev.Box != "":
-		row.Detail = ev.Box
-	case ev.Process != nil:
-		row.Detail = fmt.Sprintf("pid %d %s", ev.Process.PID, ev.Process.Status)
-	}
-	return row
-}
-
-// session returns the daemon's memory of key, restoring or creating it.
-func (d *Daemon) session(key retry.Key) *session {
-	if s, ok := d.sessions[key]; ok {
-		return s
-	}
-	s := &session{key: key, machine: retry.NewSession(key)}
-	d.sessions[key] = s
-	return s
-}
-
-// apply turns a machine's actions into stored rows and pending effects.
-func (d *Daemon) apply(s *session, acts []retry.Action, now time.Time, st *step) {
-	st.touched[s.key] = true
-	s.updated = now
-	for _, a := range acts {
-		switch a := a.(type) {
-		case retry.Inject:
-			st.injects = append(st.injects, s)
-			st.batch.Attempts = append(st.batch.Attempts, inbox.AttemptRow{
-				Agent: s.key.Agent, Session: s.key.Session, Episode: s.machine.Episode(), Attempt: a.Attempt, Text: a.Text, Started: now,
-			})
-		case retry.Notify:
-			st.notices = append(st.notices, a)
-		case retry.Entry:
-			st.batch.Entries = append(st.batch.Entries, inbox.EntryRow{
-				Time: now, Agent: a.Key.Agent, Session: a.Key.Session, Project: firstNonEmpty(a.Project, s.project),
-				What: a.What, ErrorText: a.Failure.Message, Class: string(a.Failure.Class), Code: a.Failure.Code, Attempts: a.Attempts,
-			})
-		case retry.Wake:
-			d.wakes.add(s.key, a.At)
-		case retry.SetState:
-			// The machine's state is stored with the session row below.
-		case retry.Decision:
-			st.batch.Decisions = append(st.batch.Decisions, inbox.DecisionRow{Agent: s.key.Agent, Session: s.key.Session, Time: now, What: a.What})
-		}
-	}
-}
-
-// finish stores the step in one transaction, then acts on it.
-func (d *Daemon) finish(ctx context.Context, st *step, now time.Time) {
-	for key := range st.touched {
-		s := d.sessions[key]
-		state, until := s.machine.State()
-		blob, err := json.Marshal(s.machine)
-		if err != nil {
-			d.log.Error("encode session state", "session", key.Session, "err", err)
-			continue
-		}
-		st.batch.Sessions = append(st.batch.Sessions, inbox.SessionRow{
-			Agent: key.Agent, Session: key.Session, Project: s.project, Path: s.transcript,
-			State: string(state), Note: s.machine.Note(), Until: until, UpdatedAt: now, Machine: blob,
-		})
-	}
-	err := d.db.Commit(ctx, st.batch)
-	if err != nil {
-		// The positions were not stored either: after a restart these
-		// records are read again, so nothing is lost.
-		d.log.Error("store events", "err", err, "events", len(st.batch.Events))
-	}
-	for _, n := range st.notices {
-		d.notifier.Send(notify.Message{
-			Title: n.Title, Body: n.Body, Agent: n.Key.Agent, Project: firstNonEmpty(n.Project, d.projectOf(n.Key)),
-			Session: n.Key.Session, Urgent: true,
-		})
-	}
-	for i, s := range st.injects {
-		a := st.batch.Attempts[i]
-		switch {
-		case err != nil:
-			d.delivered(ctx, s, a.Attempt, 0, inject.Delivery{}, fmt.Errorf("could not record the attempt: %w", err))
-		case a.ID == 0:
-			d.log.Warn("attempt already made; not sending it again", "session", s.key.Session, "attempt", a.Attempt)
-			d.delivered(ctx, s, a.Attempt, 0, inject.Delivery{}, errors.New("this attempt was already made once; it is not sent again, to never type twice"))
-		default:
-			d.startInject(ctx, s, a)
-		}
-	}
-	if len(st.touched) > 0 {
-		d.refreshView()
-	}
-}
-
-func (d *Daemon) projectOf(k retry.Key) string {
-	if s, ok := d.sessions[k]; ok {
-		return s.project
-	}
-	return ""
-}
-
-// handleWakes re-reads the transcript of every session whose wake is due;
-// its machine decides once the fresh records are in (SPEC §3 step 2).
-func (d *Daemon) handleWakes(ctx context.Context) {
-	now := d.now()
-	st := newStep()
-	for _, key := range d.wakes.due(now) {
-		s, ok := d.sessions[key]
-		switch {
-		case !ok:
-		case s.syncing.IsZero() && s.transcript != "":
-			s.syncing = now
-			d.watcher.Sync(s.transcript)
-			d.wakes.add(key, now.Add(syncTimeout))
-		case s.syncing.IsZero():
-			d.apply(s, s.machine.Tick(now, d.settings), now, st)
-		case now.Sub(s.syncing) >= syncTimeout:
-			d.log.Warn("transcript re-read did not answer; deciding on what is known", "session", s.key.Session)
-			s.syncing = time.Time{}
-			d.apply(s, s.machine.Tick(now, d.settings), now, st)
-		default:
-			d.wakes.add(key, s.syncing.Add(syncTimeout))
-		}
-	}
-	d.finish(ctx, st, now)
-}
-
-// restore brings back every session's machine and settles attempts that a
-// crash left "sending": they are never sent again, and the person is told.
+// restore brings back every session's machine, tells what fell due too long
+// ago while nudge was not running, and settles attempts that a stop left
+// "sending": they are never sent again, and the person is told (deliver.go).
 func (d *Daemon) restore(ctx context.Context) error {
-	rows, err := d.db.Sessions(ctx)
+	rows, err := d.store.Sessions(ctx)
 	if err != nil {
 		return err
 	}
+	now := d.now()
+	st := newStep()
 	for _, row := range rows {
 		key := retry.Key{Agent: row.Agent, Session: row.Session}
 		m := retry.NewSession(key)
@@ -510,18 +371,37 @@ func (d *Daemon) restore(ctx context.Context) error {
 		if at, ok := m.NextWake(); ok {
 			d.wakes.add(key, at)
 		}
+		st.keep(s)
+		if acts := m.Restored(now, d.settings); len(acts) > 0 {
+			d.apply(s, acts, now, st)
+		}
 	}
-	unfinished, err := d.db.Unfinished(ctx)
+	d.finish(ctx, st, now)
+	unfinished, err := d.store.Unfinished(ctx)
 	if err != nil {
 		return err
 	}
 	for _, a := range unfinished {
 		s := d.session(retry.Key{Agent: a.Agent, Session: a.Session})
-		d.log.Warn("an attempt was interrupted by a restart; not sending it again", "session", a.Session, "attempt", a.Attempt)
-		d.delivered(ctx, s, a.Attempt, a.ID, inject.Delivery{}, errors.New("nudge stopped while delivering this continuation; it is not sent again, to never type twice"))
+		if !a.Typing.IsZero() {
+			d.interrupted = append(d.interrupted, a)
+			continue
+		}
+		d.log.Warn("an attempt was stopped before typing began; not sending it again", "session", a.Session, "attempt", a.Attempt)
+		d.delivered(ctx, s, a.Attempt, a.ID, inject.Delivery{}, errors.New("nudge stopped before typing this continuation: nothing was typed, and it is not sent again"))
 	}
 	d.refreshView()
 	return nil
+}
+
+// session returns the daemon's memory of key, creating it.
+func (d *Daemon) session(key retry.Key) *session {
+	if s, ok := d.sessions[key]; ok {
+		return s
+	}
+	s := &session{key: key, machine: retry.NewSession(key)}
+	d.sessions[key] = s
+	return s
 }
 
 func firstNonEmpty(ss ...string) string {

@@ -2,9 +2,12 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
 
 	"nudge/internal/classify"
 	"nudge/internal/config"
@@ -87,15 +90,23 @@ func ExplainDelivery(ctx context.Context, inj *inject.Injector, row inbox.Sessio
 }
 
 // startInject delivers an attempt already stored as "sending", off the
-// loop; the outcome comes back through d.calls.
+// loop; the place is recorded with the attempt right before the first key
+// (inject.Target.Typing), and the outcome comes back through d.calls.
 func (d *Daemon) startInject(ctx context.Context, s *session, a inbox.AttemptRow) {
 	target := sessionTarget(s.key, s.project, s.transcript, s.process, d.idleCheck(s), d.othersPIDs(s))
+	target.Typing = func(ctx context.Context, backend string, w inject.Where) error {
+		place, err := json.Marshal(w)
+		if err != nil {
+			return fmt.Errorf("encode the place: %w", err)
+		}
+		return d.store.Typing(ctx, a.ID, backend, w.String(), string(place))
+	}
 	d.log.Info("sending continuation", "agent", s.key.Agent, "session", s.key.Session, "attempt", a.Attempt, "pid", target.PID, "pane", target.TmuxPane)
 	d.offLoop.Go(func() {
 		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		findProcess(dctx, &target)
-		del, derr := d.injector.Deliver(dctx, target, a.Text)
+		del, derr := d.deliver.Deliver(dctx, target, a.Text)
 		select {
 		case d.calls <- func() { d.delivered(ctx, s, a.Attempt, a.ID, del, derr) }:
 		case <-ctx.Done():
@@ -131,6 +142,8 @@ func (d *Daemon) idleCheck(s *session) func(context.Context) error {
 	}
 }
 
+// delivered stores the outcome of an attempt with what the machine makes
+// of it. A store that refuses it gets it again once it works.
 func (d *Daemon) delivered(ctx context.Context, s *session, attempt int, id int64, del inject.Delivery, derr error) {
 	now := d.now()
 	st := newStep()
@@ -141,11 +154,81 @@ func (d *Daemon) delivered(ctx context.Context, s *session, attempt int, id int6
 		}
 		st.batch.Outcomes = append(st.batch.Outcomes, o)
 	}
+	st.redo = func(ctx context.Context) { d.delivered(ctx, s, attempt, id, del, derr) }
+	d.act(st, s, now, func() []retry.Action { return s.machine.Delivered(attempt, derr, now, d.settings) })
+	if !d.finish(ctx, st, now) {
+		return
+	}
 	if derr != nil {
 		d.log.Warn("continuation not delivered", "session", s.key.Session, "attempt", attempt, "err", derr)
 	} else {
 		d.log.Info("continuation delivered", "session", s.key.Session, "attempt", attempt, "backend", del.Backend, "where", del.Where)
 	}
-	d.apply(s, s.machine.Delivered(attempt, derr, now, d.settings), now, st)
-	d.finish(ctx, st, now)
+}
+
+// settleInterrupted tells what became of the attempts a stop cut while
+// typing, once the first scan has read what the agent recorded meanwhile:
+// an attempt the agent recorded as a message was delivered; any other may
+// sit unsent in the agent's prompt, which nudge never types over. Text and
+// Enter are two separate deliveries (both Claude Code and Codex would take
+// an Enter in the same paste as part of it), so a stop between them leaves
+// the text there.
+func (d *Daemon) settleInterrupted(ctx context.Context) {
+	todo := d.interrupted
+	d.interrupted = nil
+	for _, a := range todo {
+		s := d.session(retry.Key{Agent: a.Agent, Session: a.Session})
+		del := inject.Delivery{Backend: a.Backend, Where: a.Target}
+		if c := s.machine.Sent; c != nil && c.Attempt == a.Attempt && c.Echoed {
+			d.log.Info("an attempt interrupted by a stop reached the agent", "session", a.Session, "attempt", a.Attempt)
+			d.delivered(ctx, s, a.Attempt, a.ID, del, nil)
+			continue
+		}
+		d.log.Warn("an attempt was interrupted while typing; not sending it again", "session", a.Session, "attempt", a.Attempt, "backend", a.Backend, "where", a.Target)
+		d.delivered(ctx, s, a.Attempt, a.ID, del, errors.New(d.interruptedText(ctx, a)))
+	}
+}
+
+// interruptedText says where an interrupted attempt was being typed and
+// whether it sits unsent in the prompt there: for sure when that place's
+// screen shows its text at the bottom (the agent did not record it as a
+// message, so it was not sent), else as a possibility.
+func (d *Daemon) interruptedText(ctx context.Context, a inbox.AttemptRow) string {
+	where := strings.TrimSpace(a.Backend + " " + a.Target)
+	var w inject.Where
+	if a.Backend != "" && json.Unmarshal([]byte(a.Place), &w) == nil {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		screen, err := d.deliver.Screen(sctx, a.Backend, w)
+		cancel()
+		if err == nil && promptShows(screen, a.Text) {
+			return "nudge stopped after pasting the continuation into " + where + " and before pressing Enter: " +
+				"it is sitting unsent in the agent's prompt there. nudge does not type over it and does not send it again: " +
+				"press Enter to send it, or clear the prompt before you type"
+		}
+	}
+	return "nudge stopped while typing the continuation into " + where + ": " +
+		"it may be sitting unsent in the agent's prompt there. nudge does not type over it and does not send it again: " +
+		"check the prompt before you type"
+}
+
+// promptRows is how many of a screen's last non-blank rows can hold the prompt.
+const promptRows = 12
+
+// promptShows tells whether text shows in the last rows of screen, looking
+// at letters and digits only (a terminal wraps and frames what it shows).
+func promptShows(screen, text string) bool {
+	rows := strings.Split(strings.TrimRight(screen, " \t\r\n"), "\n")
+	rows = rows[max(0, len(rows)-promptRows):]
+	want := alnum(text)
+	return want != "" && strings.Contains(alnum(strings.Join(rows, "")), want)
+}
+
+// alnum keeps the letters and digits of s.
+func alnum(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return r
+		}
+		return -1
+	}, s)
 }

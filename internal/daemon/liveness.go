@@ -29,19 +29,35 @@ const (
 // look at their quiet files.
 func (d *Daemon) settleQuietFiles(ctx context.Context) {
 	now := d.now()
-	st := newStep()
+	var settled []found
 	for path, r := range d.readers {
 		s, ok := r.(classify.Settler)
 		if !ok {
 			continue
 		}
 		for _, ev := range s.Settle(now.Sub(d.lastRead[path])) {
-			d.observe(ev, path, now, st)
+			// A reader settles a turn once: its file and the time of its
+			// last record name the event.
+			ident := eventIdent(ev, 0, []byte("settled\x00"+path+"\x00"+ev.Time.Format(time.RFC3339Nano)))
+			settled = append(settled, found{ev: ev, path: path, ident: ident})
 		}
 	}
-	if len(st.touched) > 0 {
-		d.finish(ctx, st, now)
+	if len(settled) > 0 {
+		d.observeSettled(ctx, settled)
 	}
+}
+
+// observeSettled stores what settled files gave; a store that refuses it
+// gets it again once it works (the readers settle only once).
+func (d *Daemon) observeSettled(ctx context.Context, settled []found) {
+	now := d.now()
+	st := newStep()
+	st.redo = func(ctx context.Context) { d.observeSettled(ctx, settled) }
+	known := map[string]bool{}
+	for _, f := range settled {
+		d.observe(st, f, known, false, now)
+	}
+	d.finish(ctx, st, now)
 }
 
 // checkLiveness looks for the process of every quiet open turn whose agent
@@ -99,6 +115,6 @@ func (d *Daemon) probed(ctx context.Context, s *session, gone bool) {
 	row.Detail = "no live process found for the session"
 	st := newStep()
 	st.batch.Events = append(st.batch.Events, row)
-	d.apply(s, s.machine.Observe(ev, now, d.settings), now, st)
+	d.act(st, s, now, func() []retry.Action { return s.machine.Observe(ev, now, d.settings) })
 	d.finish(ctx, st, now)
 }

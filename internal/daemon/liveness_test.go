@@ -30,12 +30,14 @@ func quietDaemon(t *testing.T, now time.Time) *Daemon {
 	if d.db, err = inbox.Open(filepath.Join(dir, "nudge.db")); err != nil {
 		t.Fatal(err)
 	}
+	d.store = d.db
 	t.Cleanup(func() { d.db.Close() })
-	if d.watcher, err = watch.New(watch.Options{}); err != nil {
+	if d.source, err = watch.New(watch.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	d.now = func() time.Time { return now }
 	d.settings = retry.DefaultSettings()
+	d.ready = true
 	return d
 }
 
@@ -133,14 +135,14 @@ func TestQuietLegacyRolloutIsSettled(t *testing.T) {
 	now := start
 	d := quietDaemon(t, start)
 	d.now = func() time.Time { return now }
-	st := newStep()
+	var b watch.Batch
 	offset := int64(0)
 	for _, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
 		end := offset + int64(len(line)) + 1
-		d.handleRecord(watch.Record{Agent: "codex", Path: sample, Offset: offset, End: end, Line: []byte(line)}, now, st)
+		b.Records = append(b.Records, watch.Record{Agent: "codex", Path: sample, Offset: offset, End: end, Line: []byte(line)})
 		offset = end
 	}
-	d.finish(context.Background(), st, now)
+	d.handleBatch(context.Background(), b)
 	d.settleQuietFiles(context.Background())
 	if n := failedSessions(d); n != 0 {
 		t.Fatalf("%d dead turns before the file went quiet", n)

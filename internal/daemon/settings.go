@@ -21,7 +21,7 @@ func (d *Daemon) loadSettings(ctx context.Context) error {
 	set.BoxGiveUp = d.cfg.Retry.BoxGiveUp
 	set.ContinueAfterUsageLimit = d.cfg.UsageLimit.Continue
 	for key, field := range map[string]*bool{metaRetry: &set.Enabled, metaContinue: &set.ContinueAfterUsageLimit, metaPaused: &set.Paused} {
-		v, ok, err := d.db.Meta(ctx, key)
+		v, ok, err := d.store.Meta(ctx, key)
 		if err != nil {
 			return err
 		}
@@ -61,7 +61,7 @@ func (d *Daemon) Change(ch status.SettingsChange) (status.Settings, error) {
 			if p.in == nil {
 				continue
 			}
-			if err := d.db.SetMeta(ctx, key, strconv.FormatBool(*p.in)); err != nil {
+			if err := d.store.SetMeta(ctx, key, strconv.FormatBool(*p.in)); err != nil {
 				done <- result{err: fmt.Errorf("store setting: %w", err)}
 				return
 			}
@@ -71,12 +71,7 @@ func (d *Daemon) Change(ch status.SettingsChange) (status.Settings, error) {
 		d.settings = set
 		if changed {
 			d.log.Info("settings changed", "retry", set.Enabled, "continue_after_usage_limit", set.ContinueAfterUsageLimit, "paused", set.Paused)
-			now := d.now()
-			st := newStep()
-			for _, s := range d.sessions {
-				d.apply(s, s.machine.Reconfigure(now, set), now, st)
-			}
-			d.finish(ctx, st, now)
+			d.reconfigure(ctx)
 			d.refreshView() // the settings are in the view even when no session was touched
 		}
 		done <- result{s: settingsView(set)}
@@ -92,4 +87,16 @@ func (d *Daemon) Change(ch status.SettingsChange) (status.Settings, error) {
 	case <-d.quit:
 		return status.Settings{}, ErrNotRunning
 	}
+}
+
+// reconfigure applies the settings in force to every session; a store that
+// refuses it gets it again once it works.
+func (d *Daemon) reconfigure(ctx context.Context) {
+	now := d.now()
+	st := newStep()
+	st.redo = d.reconfigure
+	for _, s := range d.sessions {
+		d.act(st, s, now, func() []retry.Action { return s.machine.Reconfigure(now, d.settings) })
+	}
+	d.finish(ctx, st, now)
 }

@@ -14,13 +14,17 @@ import (
 // refreshView rebuilds the picture that Status hands out. It runs on the
 // loop, so readers never touch the sessions themselves.
 func (d *Daemon) refreshView() {
-	stats := d.watcher.Stats()
+	stats := d.source.Stats()
 	v := status.Status{
 		Daemon: &status.Daemon{
 			PID: os.Getpid(), Version: version.String(), StartedAt: d.started,
-			Ready: d.watcher.Ready(), FilesWatched: stats.FilesWatched, FilesOpen: stats.FilesOpen,
+			Ready: d.ready, FilesWatched: stats.FilesWatched, FilesOpen: stats.FilesOpen,
+			LinesSkipped: stats.LinesSkipped, StoreFailing: d.storeView(),
 		},
 		Sessions: make([]status.Session, 0, len(d.sessions)),
+	}
+	for _, f := range stats.SkippedFiles {
+		v.Daemon.SkippedFiles = append(v.Daemon.SkippedFiles, status.SkippedFile(f))
 	}
 	set := settingsView(d.settings)
 	v.Settings = &set

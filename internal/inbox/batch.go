@@ -76,11 +76,13 @@ type Batch struct {
 	// left as it is.
 	Outcomes []Outcome
 	Meta     []MetaRow
+	// Forget removes the positions of these paths (files that are gone).
+	Forget []string
 }
 
 func (b Batch) empty() bool {
 	return len(b.Positions)+len(b.Events)+len(b.Sessions)+len(b.Entries)+len(b.Decisions)+
-		len(b.Attempts)+len(b.Outcomes)+len(b.Meta) == 0
+		len(b.Attempts)+len(b.Outcomes)+len(b.Meta)+len(b.Forget) == 0
 }
 
 // The statements Commit prepares once per batch.
@@ -100,7 +102,8 @@ const (
 	insertDecision = `INSERT INTO decisions (agent, session, time, what) VALUES (?, ?, ?, ?)`
 	finishAttempt  = `UPDATE attempts SET status = ?, backend = ?, target = ?, reason = ?, finished = ?
 		WHERE id = ? AND status = 'sending'`
-	upsertMeta = "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+	upsertMeta     = "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+	deletePosition = "DELETE FROM positions WHERE path = ?"
 )
 
 // Commit stores the whole batch in one transaction: offsets land together
@@ -152,6 +155,9 @@ func (db *DB) Commit(ctx context.Context, b Batch) error {
 			},
 			func() error {
 				return each(ctx, tx, upsertMeta, b.Meta, func(m MetaRow) []any { return []any{m.Key, m.Value} })
+			},
+			func() error {
+				return each(ctx, tx, deletePosition, b.Forget, func(p string) []any { return []any{p} })
 			},
 		} {
 			if err := step(); err != nil {

@@ -621,4 +621,10 @@ func TestMetaCommitsWithTheBatch(t *testing.T) {
 	if pos, _ := db.Positions(ctx); pos["/f"].Mark != "1:00" {
 		t.Errorf("position mark = %q", pos["/f"].Mark)
 	}
+	if err := db.Commit(ctx, Batch{Forget: []string{"/f", "/never"}}); err != nil {
+		t.Fatal(err)
+	}
+	if pos, _ := db.Positions(ctx); len(pos) != 0 {
+		t.Errorf("positions after Forget: %+v", pos)
+	}
 }

@@ -61,6 +61,11 @@ type Target struct {
 	// Hint describes the session, for backends that must make sure no live
 	// process holds it (headless resume).
 	Hint Hint
+	// Typing, if set, is called after every check, immediately before the
+	// first key is sent, with the backend and the place; an error stops the
+	// delivery before any key is sent. The daemon records the place with
+	// the attempt, so a delivery cut in half can say where.
+	Typing func(ctx context.Context, backend string, w Where) error
 }
 
 // Where is the place a backend would type into, with what it needs to
@@ -165,6 +170,11 @@ func (i *Injector) Deliver(ctx context.Context, t Target, text string) (Delivery
 	}
 	if err := checkScreen(ctx, b, w, t.ScreenReady); err != nil {
 		return d, fmt.Errorf("%s %s: %w", d.Backend, d.Where, err)
+	}
+	if t.Typing != nil {
+		if err := t.Typing(ctx, d.Backend, w); err != nil {
+			return d, fmt.Errorf("%s %s: nothing typed: %w", d.Backend, d.Where, err)
+		}
 	}
 	if err := b.Send(ctx, w, text); err != nil {
 		return d, fmt.Errorf("%s %s: %w", d.Backend, d.Where, err)

@@ -16,9 +16,36 @@ type Daemon struct {
 	PID          int       `json:"pid"`
 	Version      string    `json:"version"`
 	StartedAt    time.Time `json:"started_at"`
-	Ready        bool      `json:"ready"` // the first scan of every root is done
+	Ready        bool      `json:"ready"` // the first scan of every root is done and stored
 	FilesWatched int       `json:"files_watched"`
 	FilesOpen    int       `json:"files_open"`
+	// LinesSkipped counts the lines skipped since start (no JSON record,
+	// binary, over the line cap); SkippedFiles are the files they were in,
+	// the latest first.
+	LinesSkipped int           `json:"lines_skipped"`
+	SkippedFiles []SkippedFile `json:"skipped_files,omitempty"`
+	// StoreFailing is set while the database refuses to store what was read.
+	StoreFailing *StoreFailing `json:"store_failing,omitempty"`
+}
+
+// SkippedFile is a session file with skipped lines.
+type SkippedFile struct {
+	Path   string    `json:"path"`
+	Lines  int       `json:"lines"`
+	Offset int64     `json:"offset"` // where the latest skipped line starts
+	Reason string    `json:"reason"` // why it was skipped
+	At     time.Time `json:"at"`
+}
+
+// StoreFailing says the database refuses writes (a full disk, say): what
+// was read since is held back, nothing is told, and storing is tried again;
+// once it works, the files are read again from the last stored positions and
+// everything written meanwhile is told once (docs/durability.md).
+type StoreFailing struct {
+	Since   time.Time `json:"since"`
+	Error   string    `json:"error"`
+	Tries   int       `json:"tries"`
+	NextTry time.Time `json:"next_try"`
 }
 
 // Settings are the toggles a person flips from the menu or the CLI.

@@ -1,0 +1,433 @@
+package daemon
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"nudge/internal/classify"
+	"nudge/internal/inbox"
+	"nudge/internal/inject"
+	"nudge/internal/notify"
+	"nudge/internal/retry"
+	"nudge/internal/watch"
+)
+
+// A step is what one round of the loop changed: it is stored in one
+// transaction and acted on only once stored. A step the store refuses is
+// undone: the sessions it touched go back to where they were, the watcher
+// reads its records again, and nothing of it is told or typed
+// (docs/durability.md).
+type step struct {
+	batch   inbox.Batch
+	touched map[retry.Key]bool
+	injects []*session // whose continuation is batch.Attempts[i]
+	notices []retry.Notify
+	// before holds each touched session as it was before the step (nil:
+	// created by it), to undo the step.
+	before map[retry.Key]*sessionCopy
+	seq    uint64          // the watcher batch the step stores (0: none)
+	paths  map[string]bool // the files whose records it read
+	idents map[string]bool // the event identities it stores
+	ready  bool            // it stores the end of the first scan
+	// redo takes the step again once the store works, for steps whose
+	// cause is not read again from a file (a delivery's outcome).
+	redo func(context.Context)
+}
+
+func newStep() *step {
+	return &step{
+		touched: map[retry.Key]bool{}, before: map[retry.Key]*sessionCopy{},
+		paths: map[string]bool{}, idents: map[string]bool{},
+	}
+}
+
+// sessionCopy is what a step may change of a session.
+type sessionCopy struct {
+	machine                       []byte
+	project, transcript, registry string
+	process                       *classify.Process
+	syncing, updated              time.Time
+}
+
+// keep remembers s as it is, once per step, before the step changes it.
+func (st *step) keep(s *session) {
+	if _, ok := st.before[s.key]; ok {
+		return
+	}
+	m, err := json.Marshal(s.machine)
+	if err != nil {
+		panic(fmt.Sprintf("daemon: retry state of %s does not encode: %v", s.key.Session, err))
+	}
+	c := &sessionCopy{machine: m, project: s.project, transcript: s.transcript, registry: s.registry,
+		syncing: s.syncing, updated: s.updated}
+	if s.process != nil {
+		p := *s.process
+		c.process = &p
+	}
+	st.before[s.key] = c
+}
+
+// stepSession returns the session of key for a step, creating it.
+func (d *Daemon) stepSession(st *step, key retry.Key) *session {
+	if s, ok := d.sessions[key]; ok {
+		st.keep(s)
+		return s
+	}
+	s := d.session(key)
+	if _, ok := st.before[key]; !ok {
+		st.before[key] = nil
+	}
+	return s
+}
+
+// act runs one call of s's machine within st.
+func (d *Daemon) act(st *step, s *session, now time.Time, call func() []retry.Action) {
+	st.keep(s)
+	d.apply(s, call(), now, st)
+}
+
+// undo puts every session st touched back as it was and forgets the
+// readers of the files it read: they start again where the watcher goes
+// back to, as after a restart.
+func (d *Daemon) undo(st *step) {
+	for key, c := range st.before {
+		s := d.sessions[key]
+		delete(d.wakes, key)
+		if c == nil {
+			delete(d.sessions, key)
+			continue
+		}
+		m := retry.NewSession(key)
+		if err := json.Unmarshal(c.machine, m); err != nil {
+			panic(fmt.Sprintf("daemon: retry state of %s does not decode: %v", key.Session, err))
+		}
+		s.machine, s.project, s.transcript, s.registry = m, c.project, c.transcript, c.registry
+		s.process, s.syncing, s.updated = c.process, c.syncing, c.updated
+		d.rearm(s)
+	}
+	for path := range st.paths {
+		delete(d.readers, path)
+		delete(d.lastRead, path)
+	}
+}
+
+// rearm puts s's wakes back: its machine's, and the timeout of a re-read
+// under way.
+func (d *Daemon) rearm(s *session) {
+	if at, ok := s.machine.NextWake(); ok {
+		d.wakes.add(s.key, at)
+	}
+	if !s.syncing.IsZero() {
+		d.wakes.add(s.key, s.syncing.Add(syncTimeout))
+	}
+}
+
+// found is an event with the record it came from and its identity.
+type found struct {
+	ev    classify.Event
+	path  string
+	ident []byte
+}
+
+// handleBatch classifies a batch of records, observes each event not
+// stored before, and stores it all with the batch's positions.
+func (d *Daemon) handleBatch(ctx context.Context, b watch.Batch) {
+	if b.Epoch < d.epoch {
+		return // read before the latest Rewind: it comes again
+	}
+	now := d.now()
+	st := newStep()
+	st.seq, st.ready = b.Seq, b.Ready
+	backlog := !d.ready
+	var events []found
+	last := map[string]watch.Record{}
+	for _, rec := range b.Records {
+		st.paths[rec.Path] = true
+		events = append(events, d.classifyRecord(rec, now)...)
+		if rec.Gone {
+			delete(last, rec.Path)
+			st.batch.Forget = append(st.batch.Forget, rec.Path)
+		} else {
+			last[rec.Path] = rec
+		}
+	}
+	var idents [][]byte
+	for _, f := range events {
+		if f.ident != nil {
+			idents = append(idents, f.ident)
+		}
+	}
+	known := map[string]bool{}
+	if len(idents) > 0 {
+		var err error
+		if known, err = d.store.Known(ctx, idents); err != nil {
+			d.failed(st, fmt.Errorf("look up stored events: %w", err))
+			return
+		}
+	}
+	for _, f := range events {
+		d.observe(st, f, known, backlog, now)
+	}
+	for _, rec := range last {
+		p := rec.Position()
+		st.batch.Positions = append(st.batch.Positions, inbox.Position{
+			Path: p.Path, Dev: p.File.Dev, Inode: p.File.Inode, Fingerprint: p.File.Fingerprint, Offset: p.Offset, Mark: p.Mark,
+		})
+	}
+	if b.Ready {
+		st.batch.Meta = append(st.batch.Meta, d.looks...)
+	}
+	if b.Synced != "" {
+		for _, s := range d.sessions {
+			if !s.syncing.IsZero() && s.transcript == b.Synced {
+				st.keep(s)
+				s.syncing = time.Time{}
+				delete(d.wakes, s.key) // the re-read's timeout; Tick asks again for what it still needs
+				d.act(st, s, now, func() []retry.Action { return s.machine.Tick(now, d.settings) })
+			}
+		}
+	}
+	d.finish(ctx, st, now)
+}
+
+// classifyRecord reads one record with its file's reader and gives each
+// event its identity.
+func (d *Daemon) classifyRecord(rec watch.Record, now time.Time) []found {
+	if rec.Checkpoint {
+		return nil
+	}
+	r, ok := d.readers[rec.Path]
+	if !ok {
+		agent, known := classify.Lookup(rec.Agent)
+		if !known {
+			d.log.Warn("record from an unknown agent", "agent", rec.Agent, "path", rec.Path)
+			return nil
+		}
+		r = agent.NewReader(rec.Path)
+		d.readers[rec.Path] = r
+	}
+	events := r.Read(rec.Line)
+	d.lastRead[rec.Path] = now
+	if rec.Gone {
+		delete(d.readers, rec.Path)
+		delete(d.lastRead, rec.Path)
+	}
+	out := make([]found, len(events))
+	ordinal := map[classify.Kind]int{}
+	var recordSum []byte
+	for i, ev := range events {
+		n := ordinal[ev.Kind]
+		ordinal[ev.Kind]++
+		if ev.ID == "" && recordSum == nil {
+			recordSum = recordIdentity(rec)
+		}
+		out[i] = found{ev: ev, path: rec.Path, ident: eventIdent(ev, n, recordSum)}
+	}
+	return out
+}
+
+// recordIdentity names a record by its bytes; a snapshot's removal by its
+// path and file.
+func recordIdentity(rec watch.Record) []byte {
+	h := sha256.New()
+	if rec.Gone {
+		fmt.Fprintf(h, "gone\x00%s\x00%d\x00%d\x00%s", rec.Path, rec.File.Dev, rec.File.Inode, rec.File.Fingerprint)
+	} else {
+		h.Write([]byte("line\x00"))
+		h.Write(rec.Line)
+	}
+	return h.Sum(nil)
+}
+
+// eventIdent is the identity an event is stored under: its agent, session
+// and kind, its place among the events of that kind from its record, and
+// what names it: the agent's own ID, else its record's bytes
+// (docs/durability.md).
+func eventIdent(ev classify.Event, ordinal int, record []byte) []byte {
+	h := sha256.New()
+	for _, s := range []string{ev.Agent, ev.Session, string(ev.Kind)} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	h.Write(binary.AppendUvarint(nil, uint64(ordinal)))
+	if ev.ID != "" {
+		h.Write([]byte("id\x00" + ev.ID))
+	} else {
+		h.Write(record)
+	}
+	return h.Sum(nil)[:16]
+}
+
+// observe hands an event to its session: the daemon's memory of the
+// session always learns from it, the machine and the store only when it
+// was not stored before and does not repeat a turn's end.
+func (d *Daemon) observe(st *step, f found, known map[string]bool, backlog bool, now time.Time) {
+	ev := f.ev
+	if ev.Session == "" {
+		return
+	}
+	s := d.stepSession(st, retry.Key{Agent: ev.Agent, Session: ev.Session})
+	if ev.Process != nil {
+		p := *ev.Process
+		s.process, s.registry = &p, f.path
+	} else {
+		s.transcript = f.path
+	}
+	if ev.Project != "" {
+		s.project = ev.Project
+	}
+	id := string(f.ident)
+	if f.ident != nil && (known[id] || st.idents[id]) {
+		return // the same record again: a restart, a file read again
+	}
+	if s.machine.Repeats(ev) {
+		d.log.Debug("a turn's end read again; not stored", "session", ev.Session, "path", f.path)
+		return
+	}
+	if f.ident != nil {
+		st.idents[id] = true
+	}
+	row := eventRow(ev, now)
+	row.Ident = f.ident
+	st.batch.Events = append(st.batch.Events, row)
+	if backlog {
+		d.apply(s, s.machine.ObserveBacklog(ev, now, d.settings), now, st)
+	} else {
+		d.apply(s, s.machine.Observe(ev, now, d.settings), now, st)
+	}
+}
+
+func eventRow(ev classify.Event, now time.Time) inbox.EventRow {
+	row := inbox.EventRow{
+		Agent: ev.Agent, Session: ev.Session, Project: ev.Project,
+		Time: ev.Time, DetectedAt: now, Kind: string(ev.Kind),
+	}
+	if f := ev.Failure; f != nil {
+		row.Class, row.Code, row.Message, row.ResetAt = string(f.Class), f.Code, f.Message, f.ResetAt
+	}
+	switch {
+	case ev.Box != "":
+		row.Detail = ev.Box
+	case ev.Process != nil:
+		row.Detail = fmt.Sprintf("pid %d %s", ev.Process.PID, ev.Process.Status)
+	}
+	return row
+}
+
+// apply turns a machine's actions into stored rows and pending effects.
+func (d *Daemon) apply(s *session, acts []retry.Action, now time.Time, st *step) {
+	st.touched[s.key] = true
+	s.updated = now
+	for _, a := range acts {
+		switch a := a.(type) {
+		case retry.Inject:
+			st.injects = append(st.injects, s)
+			st.batch.Attempts = append(st.batch.Attempts, inbox.AttemptRow{
+				Agent: s.key.Agent, Session: s.key.Session, Episode: s.machine.Episode(), Attempt: a.Attempt, Text: a.Text, Started: now,
+			})
+		case retry.Notify:
+			st.notices = append(st.notices, a)
+		case retry.Entry:
+			st.batch.Entries = append(st.batch.Entries, inbox.EntryRow{
+				Time: now, Agent: a.Key.Agent, Session: a.Key.Session, Project: firstNonEmpty(a.Project, s.project),
+				What: a.What, ErrorText: a.Failure.Message, Class: string(a.Failure.Class), Code: a.Failure.Code, Attempts: a.Attempts,
+			})
+		case retry.Wake:
+			d.wakes.add(s.key, a.At)
+		case retry.SetState:
+			// The machine's state is stored with the session row below.
+		case retry.Decision:
+			st.batch.Decisions = append(st.batch.Decisions, inbox.DecisionRow{Agent: s.key.Agent, Session: s.key.Session, Time: now, What: a.What})
+		}
+	}
+}
+
+// finish stores the step in one transaction, then acts on it: notices,
+// continuations, the watcher's acknowledgement. It reports whether the
+// step was stored; one that was not is undone (store.go).
+func (d *Daemon) finish(ctx context.Context, st *step, now time.Time) bool {
+	for key := range st.touched {
+		s := d.sessions[key]
+		state, until := s.machine.State()
+		blob, err := json.Marshal(s.machine)
+		if err != nil {
+			d.log.Error("encode session state", "session", key.Session, "err", err)
+			continue
+		}
+		st.batch.Sessions = append(st.batch.Sessions, inbox.SessionRow{
+			Agent: key.Agent, Session: key.Session, Project: s.project, Path: s.transcript,
+			State: string(state), Note: s.machine.Note(), Until: until, UpdatedAt: now, Machine: blob,
+		})
+	}
+	if err := d.store.Commit(ctx, st.batch); err != nil {
+		d.failed(st, err)
+		return false
+	}
+	d.stored()
+	if st.seq != 0 {
+		d.source.Ack(st.seq)
+	}
+	for _, n := range st.notices {
+		d.notify.Send(notify.Message{
+			Title: n.Title, Body: n.Body, Agent: n.Key.Agent, Project: firstNonEmpty(n.Project, d.projectOf(n.Key)),
+			Session: n.Key.Session, Urgent: true,
+		})
+	}
+	for i, s := range st.injects {
+		a := st.batch.Attempts[i]
+		if a.ID == 0 {
+			d.log.Warn("attempt already made; not sending it again", "session", s.key.Session, "attempt", a.Attempt)
+			d.delivered(ctx, s, a.Attempt, 0, inject.Delivery{}, errors.New("this attempt was already made once; it is not sent again, to never type twice"))
+			continue
+		}
+		d.startInject(ctx, s, a)
+	}
+	if st.ready && !d.ready {
+		d.ready, d.looks = true, nil
+		d.log.Info("first scan stored; following the session files")
+		d.settleInterrupted(ctx)
+	}
+	if len(st.touched) > 0 || st.ready {
+		d.refreshView()
+	}
+	return true
+}
+
+func (d *Daemon) projectOf(k retry.Key) string {
+	if s, ok := d.sessions[k]; ok {
+		return s.project
+	}
+	return ""
+}
+
+// handleWakes re-reads the transcript of every session whose wake is due;
+// its machine decides once the fresh records are in (SPEC §3 step 2).
+func (d *Daemon) handleWakes(ctx context.Context) {
+	now := d.now()
+	st := newStep()
+	for _, key := range d.wakes.due(now) {
+		s, ok := d.sessions[key]
+		switch {
+		case !ok:
+		case s.syncing.IsZero() && s.transcript != "":
+			s.syncing = now
+			d.source.Sync(s.transcript)
+			d.wakes.add(key, now.Add(syncTimeout))
+		case s.syncing.IsZero():
+			d.act(st, s, now, func() []retry.Action { return s.machine.Tick(now, d.settings) })
+		case now.Sub(s.syncing) >= syncTimeout:
+			d.log.Warn("transcript re-read did not answer; deciding on what is known", "session", s.key.Session)
+			st.keep(s)
+			s.syncing = time.Time{}
+			d.act(st, s, now, func() []retry.Action { return s.machine.Tick(now, d.settings) })
+		default:
+			d.wakes.add(key, s.syncing.Add(syncTimeout))
+		}
+	}
+	d.finish(ctx, st, now)
+}
