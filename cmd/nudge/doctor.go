@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -51,6 +52,7 @@ func doctor(cmd *cobra.Command, cfg config.Config) {
 	st, err := daemon.NewClient(cfg.DataDir).Status(cmd.Context())
 	if err == nil && st.Daemon != nil {
 		safetext.Fprintf(w, "daemon:   running, pid %d, %d files watched\n", st.Daemon.PID, st.Daemon.FilesWatched)
+		doctorHealth(w, st.Daemon)
 	} else if errors.Is(err, daemon.ErrNotRunning) {
 		fmt.Fprintln(w, "daemon:   not running (start it with `nudge run`)")
 	} else {
@@ -206,4 +208,22 @@ func setOrNot(url string) string {
 		return "not set"
 	}
 	return "set"
+}
+
+// doctorHealth says whether the daemon can store what it reads, and which
+// lines it skipped.
+func doctorHealth(w io.Writer, d *status.Daemon) {
+	if f := d.StoreFailing; f != nil {
+		safetext.Fprintf(w, "  store:  %s (%d tries)\n", f.Sentence(time.Now()), f.Tries)
+	} else {
+		fmt.Fprintln(w, "  store:  saving")
+	}
+	if d.LinesSkipped == 0 {
+		fmt.Fprintln(w, "  lines:  none skipped")
+		return
+	}
+	fmt.Fprintf(w, "  lines:  %d skipped since start (not JSON records, binary, over the line cap)\n", d.LinesSkipped)
+	for _, f := range d.SkippedFiles {
+		safetext.Fprintf(w, "          %d in %s, the latest at offset %d: %s\n", f.Lines, f.Path, f.Offset, f.Reason)
+	}
 }

@@ -80,6 +80,12 @@ func printStatus(w io.Writer, st status.Status) {
 		}
 		safetext.Fprintf(w, "nudge %s running (pid %d) since %s, %s; %d files watched, %d open\n",
 			d.Version, d.PID, d.StartedAt.Local().Format(time.DateTime), ready, d.FilesWatched, d.FilesOpen)
+		if f := d.StoreFailing; f != nil {
+			safetext.Fprintf(w, "WARNING: %s\n", f.Sentence(time.Now()))
+		}
+		if d.LinesSkipped > 0 {
+			fmt.Fprintf(w, "%d bad lines skipped since start (`nudge doctor` lists the files)\n", d.LinesSkipped)
+		}
 	} else {
 		fmt.Fprintln(w, "nudge is not running")
 	}

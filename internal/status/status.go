@@ -2,7 +2,10 @@
 // Inbox window show: the daemon itself, its settings and the watched sessions.
 package status
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Status is what `nudge status --json` prints (SPEC §8).
 type Status struct {
@@ -46,6 +49,12 @@ type StoreFailing struct {
 	Error   string    `json:"error"`
 	Tries   int       `json:"tries"`
 	NextTry time.Time `json:"next_try"`
+}
+
+// Sentence says it for the person.
+func (f *StoreFailing) Sentence(now time.Time) string {
+	return fmt.Sprintf("cannot save since %s (%s); trying again in %s; nothing is lost",
+		f.Since.Local().Format(time.TimeOnly), f.Error, max(f.NextTry.Sub(now), 0).Round(time.Second))
 }
 
 // Settings are the toggles a person flips from the menu or the CLI.

@@ -61,6 +61,8 @@ type picture struct {
 	tooltip  string
 	lines    []line
 	ticking  bool // a countdown is shown: draw again in a second
+	// cannotSave: the daemon's store refuses writes.
+	cannotSave bool
 }
 
 // sameShape reports whether b has a's lines in the same places, so the
@@ -91,6 +93,11 @@ func draw(st status.Status, unread int, now time.Time) picture {
 		line{click: clickContinue, label: labelContinue, checkbox: true, checked: set.ContinueAfterUsageLimit, enabled: known},
 		line{separator: true},
 	)
+	if d := st.Daemon; d != nil && d.StoreFailing != nil {
+		p.look = needsAttention
+		p.cannotSave = true
+		p.lines = append(p.lines, line{label: "Cannot save (" + short(d.StoreFailing.Error, 48) + "); retrying, nothing is lost"})
+	}
 	if len(st.Sessions) == 0 {
 		p.lines = append(p.lines, line{label: "No sessions yet"})
 	}
@@ -131,19 +138,30 @@ func draw(st status.Status, unread int, now time.Time) picture {
 		p.look = retrying
 	}
 	p.settings = *set
-	p.tooltip = tooltip(p.look, busy, unread, set.Paused)
+	p.tooltip = tooltip(p.look, busy, unread, set.Paused, p.cannotSave)
 	return p
 }
 
-func tooltip(l look, busy, unread int, paused bool) string {
+// short cuts s to at most n runes, marking the cut.
+func short(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func tooltip(l look, busy, unread int, paused, cannotSave bool) string {
 	var s string
-	switch l {
-	case needsAttention:
+	switch {
+	case cannotSave:
+		s = "needs attention: cannot save"
+	case l == needsAttention:
 		s = "needs attention"
 		if unread > 0 {
 			s = fmt.Sprintf("needs attention: %d unread", unread)
 		}
-	case retrying:
+	case l == retrying:
 		s = fmt.Sprintf("retrying %d %s", busy, plural(busy, "session", "sessions"))
 	default:
 		s = "all fine"

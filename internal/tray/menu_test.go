@@ -94,6 +94,26 @@ func TestDraw(t *testing.T) {
 	}
 }
 
+// A store that refuses writes is said at the top of the menu and calls for
+// attention.
+func TestDrawCannotSave(t *testing.T) {
+	now := time.Now()
+	st := status.Status{Settings: &status.Settings{RetryEnabled: true},
+		Daemon:   &status.Daemon{StoreFailing: &status.StoreFailing{Since: now, Error: "database or disk is full (13)", NextTry: now.Add(4 * time.Second)}},
+		Sessions: []status.Session{{Agent: "claude", Project: "/p", State: "retrying"}}}
+	p := draw(st, 0, now)
+	if !strings.Contains(labels(p), "|--|Cannot save (database or disk is full (13)); retrying, nothing is lost|p (claude): retrying|") {
+		t.Fatalf("labels: %s", labels(p))
+	}
+	if p.look != needsAttention || p.tooltip != "nudge: needs attention: cannot save" {
+		t.Fatalf("look %v tooltip %q", p.look, p.tooltip)
+	}
+	st.Daemon.StoreFailing = nil
+	if p = draw(st, 0, now); strings.Contains(labels(p), "Cannot save") || p.look != retrying {
+		t.Fatalf("after the store works again: look %v labels %s", p.look, labels(p))
+	}
+}
+
 func TestDrawManySessions(t *testing.T) {
 	st := status.Status{Settings: &status.Settings{}}
 	for range maxSessions + 3 {
