@@ -2,6 +2,7 @@ package pipe
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -173,6 +174,53 @@ func TestNoSecondSendAfterCrashDuringDelivery(t *testing.T) {
 	if len(tl.Attempts) != 1 || tl.Attempts[0].Status == "sending" || tl.Attempts[0].Reason == "" {
 		t.Errorf("attempt ledger %+v: want the one interrupted attempt, settled with a reason", tl.Attempts)
 	}
+}
+
+// (e2) A daemon killed after pasting the continuation and before pressing
+// Enter: after the restart the entry says the text sits unsent in the
+// prompt of that tmux pane (the pane shows it), nothing is typed over it,
+// and the person's next message is what sends it.
+func TestKillBetweenPasteAndEnterIsSaidPlainly(t *testing.T) {
+	w := newWorld(t, "1s,1s,1s")
+	realTmux, err := exec.LookPath("tmux")
+	must(t, err)
+	slow := filepath.Join(w.dir, "slowbin")
+	marker := filepath.Join(w.dir, "enter-held")
+	must(t, os.MkdirAll(slow, 0o700))
+	// The Enter (send-keys … Enter) stalls; everything before it, the
+	// paste included, reaches the real tmux.
+	script := "#!/bin/sh\ncase \" $* \" in *\" send-keys \"*\" Enter \"*) echo $$ > " + marker + "; sleep 60;; esac\nexec " + realTmux + " \"$@\"\n"
+	must(t, os.WriteFile(filepath.Join(slow, "tmux"), []byte(script), 0o700))
+	w.startDaemon("PATH=" + slow + ":" + os.Getenv("PATH"))
+	w.startAgent("500,ok")
+	w.typeLine("hello")
+	w.eventually("the Enter held back", 15*time.Second, func() bool { _, err := os.Stat(marker); return err == nil })
+	must(t, w.daemon.Cmd.Process.Kill())
+	w.daemon.Exit(t)
+	if b, err := os.ReadFile(marker); err == nil {
+		var pid int
+		if _, err := fmt.Sscan(string(b), &pid); err == nil {
+			syscall.Kill(pid, syscall.SIGKILL) // the held Enter never comes
+		}
+	}
+	if got := w.receivedLines(); len(got) != 1 {
+		t.Fatalf("the agent received %q before the restart, want only hello", got)
+	}
+
+	w.startDaemon()
+	w.eventually("the person is told", 15*time.Second, func() bool { return len(w.inbox()) == 1 })
+	e := w.inbox()[0]
+	if !strings.Contains(e.What, "it is sitting unsent in the agent's prompt there") || !strings.Contains(e.What, "into tmux "+w.sock+" %") ||
+		!strings.Contains(e.What, "does not type over it") {
+		t.Fatalf("entry %q: want it to say, for sure, that the text sits unsent in the prompt of the pane", e.What)
+	}
+	w.never("anything typed over it", 4*time.Second, func() bool { return len(w.receivedLines()) > 1 })
+	w.typeLine(" and more")
+	w.eventually("the person's Enter sends it", 10*time.Second, func() bool { return len(w.receivedLines()) == 2 })
+	if got := w.receivedLines()[1]; got != continuation+" and more" {
+		t.Errorf("the agent received %q: want the text that sat in the prompt, then the person's", got)
+	}
+	t.Logf("entry after the restart: %s", e.What)
 }
 
 // (f) A usage limit is never continued; the state shows the reset time.

@@ -364,11 +364,13 @@ func (d *Daemon) finish(ctx context.Context, st *step, now time.Time) bool {
 			State: string(state), Note: s.machine.Note(), Until: until, UpdatedAt: now, Machine: blob,
 		})
 	}
-	if err := d.store.Commit(ctx, st.batch); err != nil {
-		d.failed(st, err)
-		return false
+	if !st.batch.Empty() {
+		if err := d.store.Commit(ctx, st.batch); err != nil {
+			d.failed(st, err)
+			return false
+		}
+		d.stored()
 	}
-	d.stored()
 	if st.seq != 0 {
 		d.source.Ack(st.seq)
 	}

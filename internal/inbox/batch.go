@@ -80,7 +80,8 @@ type Batch struct {
 	Forget []string
 }
 
-func (b Batch) empty() bool {
+// Empty reports whether b stores nothing.
+func (b Batch) Empty() bool {
 	return len(b.Positions)+len(b.Events)+len(b.Sessions)+len(b.Entries)+len(b.Decisions)+
 		len(b.Attempts)+len(b.Outcomes)+len(b.Meta)+len(b.Forget) == 0
 }
@@ -109,7 +110,7 @@ const (
 // Commit stores the whole batch in one transaction: offsets land together
 // with the events, states, entries and attempts they produced, or not at all.
 func (db *DB) Commit(ctx context.Context, b Batch) error {
-	if b.empty() {
+	if b.Empty() {
 		return nil
 	}
 	for _, o := range b.Outcomes {
