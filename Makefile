@@ -7,7 +7,7 @@ FUZZTIME ?= 20s
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS := $(if $(VERSION),-X nudge/internal/version.Release=$(VERSION))
 
-.PHONY: run build app test bench fuzz lint darwin drift
+.PHONY: run build app test torture bench fuzz lint darwin drift
 
 run: build ## run the daemon on the built-in defaults
 	bin/nudge run
@@ -22,6 +22,9 @@ app: ## dist/nudge.app; with the menu-bar icon only when built on a Mac (cgo)
 
 test: ## every test: unit, real parts, end to end
 	$(GO) test -count=1 -timeout 30m $(PKGS)
+
+torture: ## the crash and bad-input suite, CI-sized; NUDGE_TORTURE_SCALE=N runs N times as many kills and turns
+	$(GO) test -tags torture -count=1 -timeout 60m -v ./e2e/torture/
 
 bench: ## benchmarks, side by side in one run
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./internal/...
@@ -40,6 +43,7 @@ drift: ## the newest published agent CLIs against the real-CLI end-to-end tests 
 lint: ## gofmt, go vet, and the macOS build without cgo
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags torture ./e2e/torture/
 	$(MAKE) darwin
 
 darwin: ## the Mac build must keep compiling (no cgo here)

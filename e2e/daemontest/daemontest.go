@@ -107,7 +107,15 @@ type Daemon struct {
 // 10 s; a failed test shows its log.
 func Start(t testing.TB, env []string, args ...string) *Daemon {
 	t.Helper()
-	d := &Daemon{Cmd: exec.Command(Bin(Nudge), args...), Log: &bytes.Buffer{}, env: env, done: make(chan struct{})}
+	return StartWrapped(t, env, nil, args...)
+}
+
+// StartWrapped is Start with the binary run by wrapper, a command line that
+// ends with the program to run (e.g. one that drops privileges).
+func StartWrapped(t testing.TB, env, wrapper []string, args ...string) *Daemon {
+	t.Helper()
+	argv := append(append(append([]string{}, wrapper...), Bin(Nudge)), args...)
+	d := &Daemon{Cmd: exec.Command(argv[0], argv[1:]...), Log: &bytes.Buffer{}, env: env, done: make(chan struct{})}
 	d.Cmd.Env = env
 	d.Cmd.Stdout, d.Cmd.Stderr = d.Log, d.Log
 	if err := d.Cmd.Start(); err != nil {

@@ -5,8 +5,10 @@
 //
 // Outcomes: ok (the turn completes), 500 (the turn dies from a provider
 // error), 400 (the provider rejects the request), limit (a usage limit with
-// a reset time), box (a permission box opens; the next line answers it). SIGUSR1 opens a box by itself and
-// SIGUSR2 closes it, as a person would at the keyboard.
+// a reset time), box (a permission box opens; the next line answers it).
+// SIGUSR1 opens a box by itself and SIGUSR2 closes it, as a person would at
+// the keyboard. A line ending in [o1,o2,…] replaces the outcomes still to
+// come with that list; once they run out, every line completes.
 package main
 
 import (
@@ -103,6 +105,9 @@ func (s *standin) answer(line string) {
 	s.write(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": line}, "origin": map[string]any{"kind": "human"}, "promptSource": "typed", "turnOrigin": "human"})
 	s.setStatusLocked("busy", "")
 	time.Sleep(100 * time.Millisecond)
+	if i := strings.LastIndexByte(line, '['); i >= 0 && strings.HasSuffix(line, "]") {
+		s.outcomes = strings.Split(line[i+1:len(line)-1], ",")
+	}
 	outcome := "ok"
 	if len(s.outcomes) > 0 {
 		outcome, s.outcomes = s.outcomes[0], s.outcomes[1:]
