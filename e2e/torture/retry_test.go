@@ -205,6 +205,7 @@ func TestCrashRetryOn(t *testing.T) {
 	perSession := w.counts("SELECT session, count(*) FROM attempts GROUP BY session")
 	maxAttempt := w.counts("SELECT 'max', max(attempt) FROM attempts")
 	interrupted := w.counts("SELECT 'n', count(*) FROM attempts WHERE reason LIKE 'nudge stopped%'")["n"]
+	why := w.counts("SELECT substr(what, 1, instr(what || ';', ';') - 1), count(*) FROM entries GROUP BY 1")
 	w.quit()
 
 	var dead, recovered, toldN, typed, twice, over3 int
@@ -250,4 +251,5 @@ func TestCrashRetryOn(t *testing.T) {
 	}
 	t.Logf("retry on: %d kills (%d of them cut a delivery); %d stand-ins, %d episodes with a dead turn: %d recovered, %d told; %d continuations typed for %d attempts; %d typed twice, %d over 3",
 		w.kills, interrupted, len(agents), dead, recovered, toldN, typed, len(attempts), twice, over3)
+	t.Logf("told: %v", why)
 }

@@ -146,14 +146,7 @@ func (d *Daemon) idleCheck(s *session) func(context.Context) error {
 // of it. A store that refuses it gets it again once it works.
 func (d *Daemon) delivered(ctx context.Context, s *session, attempt int, id int64, del inject.Delivery, derr error) {
 	now := d.now()
-	st := newStep()
-	if id != 0 {
-		o := inbox.Outcome{ID: id, Status: inbox.AttemptSent, Backend: del.Backend, Target: del.Where, Finished: now}
-		if derr != nil {
-			o.Status, o.Reason = inbox.AttemptFailed, derr.Error()
-		}
-		st.batch.Outcomes = append(st.batch.Outcomes, o)
-	}
+	st := outcomeStep(id, del, derr, now)
 	st.redo = func(ctx context.Context) { d.delivered(ctx, s, attempt, id, del, derr) }
 	d.act(st, s, now, func() []retry.Action { return s.machine.Delivered(attempt, derr, now, d.settings) })
 	if !d.finish(ctx, st, now) {
@@ -164,6 +157,29 @@ func (d *Daemon) delivered(ctx context.Context, s *session, attempt int, id int6
 	} else {
 		d.log.Info("continuation delivered", "session", s.key.Session, "attempt", attempt, "backend", del.Backend, "where", del.Where)
 	}
+}
+
+// cutShort stores the outcome of an attempt a stop cut while typing, and
+// tells it whatever the session did since.
+func (d *Daemon) cutShort(ctx context.Context, s *session, a inbox.AttemptRow, what string) {
+	now := d.now()
+	st := outcomeStep(a.ID, inject.Delivery{Backend: a.Backend, Where: a.Target}, errors.New(what), now)
+	st.redo = func(ctx context.Context) { d.cutShort(ctx, s, a, what) }
+	d.act(st, s, now, func() []retry.Action { return s.machine.Interrupted(a.Attempt, what, now, d.settings) })
+	d.finish(ctx, st, now)
+}
+
+// outcomeStep is a step that stores the outcome of attempt id (0: none).
+func outcomeStep(id int64, del inject.Delivery, derr error, now time.Time) *step {
+	st := newStep()
+	if id != 0 {
+		o := inbox.Outcome{ID: id, Status: inbox.AttemptSent, Backend: del.Backend, Target: del.Where, Finished: now}
+		if derr != nil {
+			o.Status, o.Reason = inbox.AttemptFailed, derr.Error()
+		}
+		st.batch.Outcomes = append(st.batch.Outcomes, o)
+	}
+	return st
 }
 
 // settleInterrupted tells what became of the attempts a stop cut while
@@ -185,7 +201,7 @@ func (d *Daemon) settleInterrupted(ctx context.Context) {
 			continue
 		}
 		d.log.Warn("an attempt was interrupted while typing; not sending it again", "session", a.Session, "attempt", a.Attempt, "backend", a.Backend, "where", a.Target)
-		d.delivered(ctx, s, a.Attempt, a.ID, del, errors.New(d.interruptedText(ctx, a)))
+		d.cutShort(ctx, s, a, d.interruptedText(ctx, a))
 	}
 }
 

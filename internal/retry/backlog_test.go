@@ -116,3 +116,41 @@ func TestRestoredLateContinuation(t *testing.T) {
 		"state gave_up (nudge was not running when attempt 1 was due (2026-11-30T09:00:10Z); it is not sent this late)",
 	}}, {BacklogRecent + time.Minute, tick, nil}})
 }
+
+// An attempt cut while typing is told, also when the session moved on since
+// (its text may still sit in the prompt); its retry is over.
+func TestInterrupted(t *testing.T) {
+	interrupted := func(what string) call {
+		return call{name: "interrupted", run: func(s *Session, now time.Time, set *Settings) []Action {
+			return s.Interrupted(1, what, now, *set)
+		}}
+	}
+	const what = "it may be sitting unsent in the agent's prompt there"
+	run(t, testSettings(), []step{
+		{0, fail(pe, err500), schedule1},
+		{10 * time.Second, tick, send1},
+		{time.Minute, interrupted(what), []string{
+			"decide: continuation could not be delivered: " + what + ": telling the person",
+			`entry "continuation could not be delivered: ` + what + `" provider_error "` + err500 + `" attempts=0`,
+			`notify "testagent needs attention" "/home/dev/project: continuation could not be delivered: ` + what + ` — ` + err500 + `"`,
+			"state gave_up (continuation could not be delivered: " + what + ")",
+		}},
+		{2 * time.Minute, fail(pe, err529), []string{
+			"decide: provider error after nudge gave up on this episode: no more attempts",
+			`entry "the turn failed again after nudge gave up; not retried" provider_error "` + err529 + `" attempts=1`,
+		}},
+	})
+	run(t, testSettings(), []step{
+		{0, fail(pe, err500), schedule1},
+		{10 * time.Second, tick, send1},
+		{20 * time.Second, typed("something else"), []string{
+			"decide: the person typed a message: retry episode over, attempt counter reset",
+			"state working",
+		}},
+		{time.Minute, interrupted(what), []string{
+			"decide: attempt 1 was cut while typing, after the session moved on: telling the person",
+			`entry "continuation could not be delivered: ` + what + `"  "" attempts=0`,
+			`notify "testagent needs attention" "/home/dev/project: continuation could not be delivered: ` + what + `"`,
+		}},
+	})
+}

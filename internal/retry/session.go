@@ -302,6 +302,28 @@ func (s *Session) Delivered(attempt int, err error, now time.Time, set Settings)
 	return s.flush()
 }
 
+// Interrupted takes the outcome of attempt when a stop cut it while it was
+// being typed: its text may sit unsent in the agent's prompt, so the person
+// is told whatever the session did since (what says where), and the retry
+// of that dead turn is over: nothing is typed over it.
+func (s *Session) Interrupted(attempt int, what string, now time.Time, set Settings) []Action {
+	what = "continuation could not be delivered: " + what
+	c := s.Sent
+	if c != nil && c.Attempt == attempt && !c.Reported && s.current(c) {
+		c.Reported = true
+		s.tell(what, c.For, attempt-1)
+		return s.flush()
+	}
+	if c != nil && c.Attempt == attempt {
+		c.Reported = true
+	}
+	s.decide("attempt %d was cut while typing, after the session moved on: telling the person", attempt)
+	var f classify.Failure
+	s.entry(what, f, nil, attempt-1)
+	s.notify(s.agentTitle()+" needs attention", what, f)
+	return s.flush()
+}
+
 // Reconfigure applies changed settings at once: switching retry off cancels
 // a pending retry (its dead turn gets its one Inbox entry); switching it on
 // does not bring back old failures.
