@@ -103,6 +103,9 @@ func Agents() []Agent {
 	return out
 }
 
+// turnIDPrefix starts the ID of an event named by its turn (TurnScoped).
+const turnIDPrefix = "turn "
+
 // turnEvents gives events that happen once per turn the ID of their turn,
 // when the agent names it.
 func turnEvents(turn string, events []Event) []Event {
@@ -110,7 +113,7 @@ func turnEvents(turn string, events []Event) []Event {
 		return events
 	}
 	for i := range events {
-		events[i].ID = "turn " + turn
+		events[i].ID = turnIDPrefix + turn
 	}
 	return events
 }

@@ -3,6 +3,7 @@ package classify
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -77,11 +78,15 @@ type Event struct {
 	// ID is the agent's own identity of what the event reports, where its
 	// records carry one: Claude's record uuid, OpenCode's event id, the
 	// turn id of a Codex, Muse or Kimi Code event that happens once per
-	// turn. Empty otherwise: the daemon then identifies the event by its
-	// record's bytes (docs/durability.md). The same record always gives the
-	// same ID.
+	// turn ("turn <id>", TurnScoped). Empty otherwise: the daemon then
+	// identifies the event by its record's bytes (docs/durability.md). The
+	// same record always gives the same ID.
 	ID string `json:"id,omitempty"`
 }
+
+// TurnScoped reports whether e's ID names its turn (one per turn) rather
+// than its record.
+func (e Event) TurnScoped() bool { return strings.HasPrefix(e.ID, turnIDPrefix) }
 
 // Line is the one-line JSON shape `nudge classify --json` prints (SPEC §8).
 type Line struct {

@@ -161,7 +161,7 @@ func (m *museHostReader) turn(r *museRead, ts time.Time) []Event {
 	}
 	switch {
 	case active != "" && active != m.active:
-		out = append(out, m.event(TurnStarted, ts))
+		out = append(out, turnEvents(active, []Event{m.event(TurnStarted, ts)})...)
 	case active != "":
 		out = append(out, m.event(AgentActivity, ts))
 	}
@@ -172,12 +172,12 @@ func (m *museHostReader) turn(r *museRead, ts time.Time) []Event {
 	m.ended[string(last.TurnID)] = true
 	p := museParams{TurnID: string(last.TurnID), Terminal: string(last.Terminal), Error: last.Error, Reason: string(last.Reason)}
 	if p.Terminal == "completed" {
-		return append(out, m.event(TurnDone, ts))
+		return append(out, turnEvents(p.TurnID, []Event{m.event(TurnDone, ts)})...)
 	}
 	f := museFailure(&p, m.usage)
 	e := m.event(TurnFailed, ts)
 	e.Failure = &f
-	return append(out, e)
+	return append(out, turnEvents(p.TurnID, []Event{e})...)
 }
 
 // pending opens a box for each new open request and closes the last box

@@ -66,7 +66,10 @@ type Daemon struct {
 	sessions map[retry.Key]*session
 	readers  map[string]classify.Reader
 	lastRead map[string]time.Time // when each file last gave a record
-	wakes    wakeQueue
+	// midway are the readers that began in the middle of their file and
+	// have read no start of a turn yet (retry.Session.Repeats).
+	midway map[string]bool
+	wakes  wakeQueue
 	// ready: the first scan is done and stored; until then, what is read
 	// was written while nudge was not running, and no wake is acted on.
 	ready bool
@@ -128,6 +131,7 @@ func New(cfg config.Config, log *slog.Logger) (*Daemon, error) {
 		sessions: map[retry.Key]*session{},
 		readers:  map[string]classify.Reader{},
 		lastRead: map[string]time.Time{},
+		midway:   map[string]bool{},
 		calls:    make(chan func(), 64),
 		quit:     make(chan struct{}),
 	}

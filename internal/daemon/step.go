@@ -113,6 +113,7 @@ func (d *Daemon) undo(st *step) {
 	for path := range st.paths {
 		delete(d.readers, path)
 		delete(d.lastRead, path)
+		delete(d.midway, path)
 	}
 }
 
@@ -127,11 +128,14 @@ func (d *Daemon) rearm(s *session) {
 	}
 }
 
-// found is an event with the record it came from and its identity.
+// found is an event with the record it came from and its identity;
+// midway: its reader began in the middle of the file and had read no start
+// of a turn before it.
 type found struct {
-	ev    classify.Event
-	path  string
-	ident []byte
+	ev     classify.Event
+	path   string
+	ident  []byte
+	midway bool
 }
 
 // handleBatch classifies a batch of records, observes each event not
@@ -210,12 +214,15 @@ func (d *Daemon) classifyRecord(rec watch.Record, now time.Time) []found {
 		}
 		r = agent.NewReader(rec.Path)
 		d.readers[rec.Path] = r
+		d.midway[rec.Path] = rec.Offset > 0
 	}
 	events := r.Read(rec.Line)
 	d.lastRead[rec.Path] = now
+	midway := d.midway[rec.Path]
 	if rec.Gone {
 		delete(d.readers, rec.Path)
 		delete(d.lastRead, rec.Path)
+		delete(d.midway, rec.Path)
 	}
 	out := make([]found, len(events))
 	ordinal := map[classify.Kind]int{}
@@ -226,7 +233,11 @@ func (d *Daemon) classifyRecord(rec watch.Record, now time.Time) []found {
 		if ev.ID == "" && recordSum == nil {
 			recordSum = recordIdentity(rec)
 		}
-		out[i] = found{ev: ev, path: rec.Path, ident: eventIdent(ev, n, recordSum)}
+		out[i] = found{ev: ev, path: rec.Path, ident: eventIdent(ev, n, recordSum), midway: midway}
+		if ev.Kind == classify.TurnStarted || ev.Kind == classify.UserMessage {
+			midway = false
+			delete(d.midway, rec.Path)
+		}
 	}
 	return out
 }
@@ -285,7 +296,7 @@ func (d *Daemon) observe(st *step, f found, known map[string]bool, backlog bool,
 	if f.ident != nil && (known[id] || st.idents[id]) {
 		return // the same record again: a restart, a file read again
 	}
-	if s.machine.Repeats(ev) {
+	if s.machine.Repeats(ev, f.midway) {
 		d.log.Debug("a turn's end read again; not stored", "session", ev.Session, "path", f.path)
 		return
 	}

@@ -7,34 +7,45 @@ import (
 	"nudge/internal/classify"
 )
 
-// TestTurnEndsOnce: after a dead turn or a completed one, a second ending
-// before a new turn starts is a repeat; a new turn, also one read after a
-// restart, ends anew.
+// TestTurnEndsOnce: a second ending of a turn is a repeat. One that names
+// its turn repeats the ending of the same turn only; one that does not is a
+// repeat when its reader began in the middle of the file (after a restart)
+// and read no start of a turn since. A new turn ends anew.
 func TestTurnEndsOnce(t *testing.T) {
 	done := classify.Event{Kind: classify.TurnDone}
+	turn := func(id string) classify.Event { return classify.Event{Kind: classify.TurnDone, ID: "turn " + id} }
 	s := NewSession(testKey)
 	set := testSettings()
-	if s.Repeats(done) {
+	if s.Repeats(done, true) {
 		t.Fatal("the first ending of a fresh session is a repeat")
 	}
 	runOn(t, s, &set, []step{{0, fail(pe, err500), schedule1}})
 	s = restore(t, s)
-	if !s.Repeats(done) {
-		t.Fatal("a turn_done right after the dead turn (a second record ending it) is not a repeat")
+	if !s.Repeats(done, true) {
+		t.Fatal("a turn_done right after the dead turn, read by a reader that began midway, is not a repeat")
 	}
-	if s.Repeats(classify.Event{Kind: classify.TurnFailed}) || s.Repeats(classify.Event{Kind: classify.AgentIdle}) {
+	if s.Repeats(done, false) {
+		t.Fatal("a turn_done from a reader that read the file through is a repeat")
+	}
+	if s.Repeats(classify.Event{Kind: classify.TurnFailed}, true) || s.Repeats(classify.Event{Kind: classify.AgentIdle}, true) {
 		t.Fatal("only a turn_done repeats an ending")
 	}
 	runOn(t, s, &set, []step{{5 * time.Second, event(classify.TurnStarted), []string{
 		"decide: the agent is working (turn_started): pending attempt 1 cancelled",
 		"state working",
 	}}})
-	if s.Repeats(done) {
+	if s.Repeats(done, true) {
 		t.Fatal("the ending of a new turn is a repeat")
 	}
-	runOn(t, s, &set, []step{{6 * time.Second, event(classify.TurnDone), []string{"decide: turn completed: attempt counter reset", "state finished"}}})
-	if !restore(t, s).Repeats(done) {
-		t.Fatal("a second turn_done after a restart is not a repeat")
+	runOn(t, s, &set, []step{{6 * time.Second, event(classify.TurnDone, func(e *classify.Event) { e.ID = "turn A" }), []string{
+		"decide: turn completed: attempt counter reset", "state finished",
+	}}})
+	s = restore(t, s)
+	if !s.Repeats(turn("A"), false) {
+		t.Fatal("the same turn's ending again is not a repeat")
+	}
+	if s.Repeats(turn("B"), true) {
+		t.Fatal("another turn's ending, named by its turn, is a repeat")
 	}
 }
 

@@ -99,8 +99,10 @@ type Session struct {
 	// continues at most once per reset.
 	LastContinuedReset time.Time `json:"last_continued_reset,omitzero"`
 	// TurnEnded: the current turn ended (done or failed) and no new one
-	// started since.
-	TurnEnded bool `json:"turn_ended,omitempty"`
+	// started since; EndedTurn is the ID of that ending when it names its
+	// turn (classify.Event.TurnScoped).
+	TurnEnded bool   `json:"turn_ended,omitempty"`
+	EndedTurn string `json:"ended_turn,omitempty"`
 
 	out     []Action
 	backlog bool // the event being observed was written while nudge was not running
@@ -156,12 +158,20 @@ func (s *Session) NextWake() (time.Time, bool) {
 // Project returns the session's working directory, as last reported.
 func (s *Session) Project() string { return s.Dir }
 
-// Repeats tells whether ev only repeats what the session knows already:
-// the end of a turn that has ended (a reader that started in the middle of a
-// turn, after a restart, reads the second of two records ending it). The
-// daemon neither stores nor observes such an event.
-func (s *Session) Repeats(ev classify.Event) bool {
-	return ev.Kind == classify.TurnDone && s.TurnEnded
+// Repeats tells whether ev only repeats what the session knows already: the
+// end of a turn that has ended. An ending that names its turn repeats the
+// ending of the same turn; one that does not, read by a reader that began in
+// the middle of its file before it read the start of any turn (fresh: after
+// a restart, Claude Code's second record ending a turn), repeats whatever
+// ending came before. The daemon neither stores nor observes such an event.
+func (s *Session) Repeats(ev classify.Event, fresh bool) bool {
+	switch {
+	case ev.Kind != classify.TurnDone || !s.TurnEnded:
+		return false
+	case ev.TurnScoped():
+		return ev.ID == s.EndedTurn
+	}
+	return fresh
 }
 
 // Observe takes one new event from the session's records, detected at now.
@@ -206,9 +216,12 @@ func (s *Session) observe(ev classify.Event, now time.Time, set Settings) {
 	}
 	switch ev.Kind {
 	case classify.TurnDone, classify.TurnFailed:
-		s.TurnEnded = true
+		s.TurnEnded, s.EndedTurn = true, ""
+		if ev.TurnScoped() {
+			s.EndedTurn = ev.ID
+		}
 	case classify.TurnStarted, classify.UserMessage:
-		s.TurnEnded = false
+		s.TurnEnded, s.EndedTurn = false, ""
 	}
 	if ev.Process == nil && (ev.Kind == classify.UserMessage || ev.Kind == classify.TurnStarted) && s.AgentStatus == StatusExited {
 		// A new turn after the process was gone: a process (a resumed
