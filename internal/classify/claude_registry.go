@@ -29,10 +29,6 @@ type claudeRegistryEntry struct {
 	StatusUpdatedAt float64 `json:"statusUpdatedAt"`
 }
 
-// claudeExited is the Process status nudge reports when the registry file is
-// removed: the CLI removes it on exit.
-const claudeExited = "exited"
-
 // WholeFile marks the registry reader: its record is the whole file.
 func (*claudeRegistry) WholeFile() {}
 
@@ -67,13 +63,13 @@ func (g *claudeRegistry) Read(content []byte) []Event {
 		out = append(out, e.boxClosed(prev))
 	}
 	switch e.Status {
-	case "waiting":
+	case StatusWaiting:
 		opened := e.event(BoxOpened)
 		opened.Box = e.WaitingFor
 		out = append(out, opened)
-	case "busy":
+	case StatusBusy:
 		out = append(out, e.event(AgentActivity))
-	case "idle":
+	case StatusIdle:
 		out = append(out, e.event(AgentIdle))
 	}
 	return out
@@ -93,7 +89,7 @@ func (g *claudeRegistry) removed() []Event {
 		prev = &claudeRegistryEntry{PID: g.filePID}
 	}
 	gone := *prev
-	gone.Status, gone.WaitingFor, gone.UpdatedAt, gone.StatusUpdatedAt = claudeExited, "", 0, 0
+	gone.Status, gone.WaitingFor, gone.UpdatedAt, gone.StatusUpdatedAt = StatusExited, "", 0, 0
 	var out []Event
 	if prev.waiting() {
 		out = append(out, gone.boxClosed(prev))
@@ -101,7 +97,7 @@ func (g *claudeRegistry) removed() []Event {
 	return append(out, gone.event(AgentIdle))
 }
 
-func (e *claudeRegistryEntry) waiting() bool { return e != nil && e.Status == "waiting" }
+func (e *claudeRegistryEntry) waiting() bool { return e != nil && e.Status == StatusWaiting }
 
 // withTimes returns e with the timestamps of prev, to compare what matters.
 func (e claudeRegistryEntry) withTimes(prev *claudeRegistryEntry) claudeRegistryEntry {

@@ -51,11 +51,22 @@ type Failure struct {
 	Hint    string    `json:"hint,omitempty"`    // what the person can do (e.g. "run claude /login")
 }
 
+// The words of Process.Status: what the agent process is doing, in the live
+// registry's words (docs/agents/claude.md §7.1), plus StatusExited for a
+// process that is gone. Readers write them; the retry machine and the
+// daemon read them.
+const (
+	StatusIdle    = "idle"
+	StatusBusy    = "busy"
+	StatusWaiting = "waiting" // a question or permission box is open
+	StatusExited  = "exited"
+)
+
 // Process is what a live registry says about the agent process that holds a
 // session: who it is and where it can be typed into.
 type Process struct {
 	PID      int    `json:"pid"`
-	Status   string `json:"status,omitempty"`    // the agent's own word: idle, busy, waiting
+	Status   string `json:"status,omitempty"`    // StatusIdle, StatusBusy, StatusWaiting or StatusExited
 	Waiting  string `json:"waiting,omitempty"`   // what a box waits for ("permission prompt")
 	TmuxPane string `json:"tmux_pane,omitempty"` // e.g. "%3" (no socket)
 	Cwd      string `json:"cwd,omitempty"`

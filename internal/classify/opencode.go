@@ -279,7 +279,7 @@ func (r *openCodeReader) record(s *openCodeSession, typ string, p *openCodeProps
 		e := ev(BoxOpened, at)
 		e.Box = box
 		if r.pid != 0 {
-			e.Process = &Process{PID: r.pid, Status: "waiting", Waiting: box}
+			e.Process = &Process{PID: r.pid, Status: StatusWaiting, Waiting: box}
 		}
 		return []Event{e}
 	case "permission.replied", "question.replied", "question.rejected":
@@ -442,11 +442,11 @@ func (r *openCodeReader) part(s *openCodeSession, p *openCodePart, ev func(Kind,
 // status handles a session.status event (§4.1, §6.2).
 func (r *openCodeReader) status(s *openCodeSession, st *openCodeStatus, ev func(Kind, time.Time) Event, at time.Time) []Event {
 	var e Event
-	proc := "busy"
+	proc := StatusBusy
 	switch st.Type {
 	case "idle":
 		s.limit = nil
-		e, proc = ev(AgentIdle, at), "idle"
+		e, proc = ev(AgentIdle, at), StatusIdle
 	case "retry":
 		if f, ok := openCodeQuotaSleep(st, at); ok {
 			s.limit = &f
@@ -467,8 +467,8 @@ func (r *openCodeReader) status(s *openCodeSession, st *openCodeStatus, ev func(
 	}
 	if r.pid != 0 {
 		e.Process = &Process{PID: r.pid, Status: proc}
-		if len(s.boxes) > 0 && proc == "busy" {
-			e.Process.Status, e.Process.Waiting = "waiting", "a box"
+		if len(s.boxes) > 0 && proc == StatusBusy {
+			e.Process.Status, e.Process.Waiting = StatusWaiting, "a box"
 		}
 	}
 	return []Event{e}

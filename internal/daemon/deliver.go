@@ -51,7 +51,7 @@ func sessionTarget(key retry.Key, project, transcript string, proc *classify.Pro
 		},
 	}
 	switch {
-	case proc != nil && proc.Status != retry.StatusExited:
+	case proc != nil && proc.Status != classify.StatusExited:
 		t.PID, t.TmuxPane, t.Idle = proc.PID, proc.TmuxPane, idle
 	case proc != nil:
 		t.Unfound = fmt.Errorf("%w: agent process %d exited (its live registry is gone)", inject.ErrNoProcess, proc.PID)
@@ -72,7 +72,7 @@ func findProcess(ctx context.Context, t *inject.Target) {
 func (d *Daemon) othersPIDs(s *session) []int {
 	var pids []int
 	for _, o := range d.sessions {
-		if o != s && o.process != nil && o.process.Status != retry.StatusExited && o.process.PID > 0 {
+		if o != s && o.process != nil && o.process.Status != classify.StatusExited && o.process.PID > 0 {
 			pids = append(pids, o.process.PID)
 		}
 	}
@@ -132,7 +132,7 @@ func (d *Daemon) idleCheck(s *session) func(context.Context) error {
 		}
 		for i := len(events) - 1; i >= 0; i-- {
 			if p := events[i].Process; p != nil {
-				if p.Status != "idle" {
+				if p.Status != classify.StatusIdle {
 					return fmt.Errorf("agent is %s, not idle at its prompt", firstNonEmpty(p.Waiting, p.Status))
 				}
 				return nil

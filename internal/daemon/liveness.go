@@ -110,7 +110,7 @@ func (d *Daemon) probed(ctx context.Context, s *session, gone bool) {
 	now := d.now()
 	d.log.Warn("agent process gone with its turn open", "agent", s.key.Agent, "session", s.key.Session)
 	ev := classify.Event{Agent: s.key.Agent, Session: s.key.Session, Project: s.project, Time: now,
-		Kind: classify.AgentIdle, Process: &classify.Process{Status: retry.StatusExited}}
+		Kind: classify.AgentIdle, Process: &classify.Process{Status: classify.StatusExited}}
 	row := eventRow(ev, now)
 	row.Detail = "no live process found for the session"
 	st := newStep()

@@ -189,13 +189,13 @@ func TestUsageLimitContinuationWaitsForBox(t *testing.T) {
 			"wake +3h1m",
 			"state usage_limit until +3h (continuing at 2026-11-30T12:01:00Z)",
 		}},
-		{time.Hour, event(classify.BoxOpened, process(StatusWaiting, "input needed")), nil},
+		{time.Hour, event(classify.BoxOpened, process(classify.StatusWaiting, "input needed")), nil},
 		{3*time.Hour + time.Minute, tick, []string{
 			"decide: attempt 1 is due but a box is open (input needed): next check at 2026-11-30T12:01:10Z",
 			"state waiting_box until +3h1m10s (a box is open (input needed))",
 			"wake +3h1m10s",
 		}},
-		{3*time.Hour + time.Minute + 5*time.Second, event(classify.BoxClosed, process(StatusIdle, "")), []string{
+		{3*time.Hour + time.Minute + 5*time.Second, event(classify.BoxClosed, process(classify.StatusIdle, "")), []string{
 			"decide: nothing holds attempt 1 any more: checking again now",
 			"state usage_limit until +3h (continuing at 2026-11-30T12:01:05Z)",
 			"wake +3h1m5s",

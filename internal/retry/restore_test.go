@@ -146,7 +146,7 @@ func TestRandomSessionsKeepPromises(t *testing.T) {
 		classify.BoxOpened, classify.BoxClosed, classify.UsageLimited, classify.AgentIdle}
 	classes := []classify.Class{pe, pe, pe, classify.UsageLimit, classify.Auth, classify.Rejected,
 		classify.Cancelled, classify.Unknown}
-	statuses := []string{"", StatusIdle, StatusBusy, StatusWaiting, StatusExited}
+	statuses := []string{"", classify.StatusIdle, classify.StatusBusy, classify.StatusWaiting, classify.StatusExited}
 	for seed := uint64(1); seed <= 300; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		s := NewSession(testKey)
@@ -274,7 +274,7 @@ func FuzzRestore(f *testing.F) {
 		s.Delivered(1, errors.New("x"), now, set)
 		s.Observe(classify.Event{Kind: classify.TurnFailed, Time: now, Failure: &classify.Failure{Class: pe}}, now, set)
 		s.Reconfigure(now, off)
-		s.Observe(classify.Event{Kind: classify.UsageLimited, Process: &classify.Process{Status: StatusExited}}, now, set)
+		s.Observe(classify.Event{Kind: classify.UsageLimited, Process: &classify.Process{Status: classify.StatusExited}}, now, set)
 		s.Tick(now.Add(time.Hour), set)
 	})
 }

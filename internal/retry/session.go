@@ -11,15 +11,6 @@ import (
 	"nudge/internal/classify"
 )
 
-// Agent process statuses, in the live registry's words (claude.md §7.1:
-// idle, busy, waiting) plus Exited for a process that is gone.
-const (
-	StatusIdle    = "idle"
-	StatusBusy    = "busy"
-	StatusWaiting = "waiting" // a question or permission box is open
-	StatusExited  = "exited"
-)
-
 // BacklogRecent is how old a provider error written while nudge was not
 // running may be and still be retried; so late may a continuation due while
 // nudge was not running still be sent (docs/durability.md).
@@ -223,7 +214,7 @@ func (s *Session) observe(ev classify.Event, now time.Time, set Settings) {
 	case classify.TurnStarted, classify.UserMessage:
 		s.TurnEnded, s.EndedTurn = false, ""
 	}
-	if ev.Process == nil && (ev.Kind == classify.UserMessage || ev.Kind == classify.TurnStarted) && s.AgentStatus == StatusExited {
+	if ev.Process == nil && (ev.Kind == classify.UserMessage || ev.Kind == classify.TurnStarted) && s.AgentStatus == classify.StatusExited {
 		// A new turn after the process was gone: a process (a resumed
 		// session) writes the session again; whether it is idle is unknown.
 		s.AgentStatus = ""
@@ -251,13 +242,13 @@ func (s *Session) observe(ev classify.Event, now time.Time, set Settings) {
 		}
 	case classify.BoxClosed:
 		s.BoxOpen, s.BoxName = false, ""
-		if ev.Process == nil && s.AgentStatus == StatusWaiting {
+		if ev.Process == nil && s.AgentStatus == classify.StatusWaiting {
 			s.AgentStatus = ""
 		}
 		s.unblocked(now, set)
 	case classify.AgentIdle:
 		if ev.Process == nil || ev.Process.Status == "" {
-			s.AgentStatus = StatusIdle
+			s.AgentStatus = classify.StatusIdle
 		}
 		s.unblocked(now, set)
 	}
@@ -282,7 +273,7 @@ func (s *Session) Tick(now time.Time, set Settings) []Action {
 		s.retryOff()
 	case p.For == ForUsageLimit && !set.ContinueAfterUsageLimit:
 		s.limitOff()
-	case s.AgentStatus == StatusExited:
+	case s.AgentStatus == classify.StatusExited:
 		s.tell("continuation could not be delivered: agent process is gone", p.For, s.attempts(p.For))
 	default:
 		if b, ok := s.blocker(); ok {
@@ -382,15 +373,15 @@ func (s *Session) observeProcess(ev classify.Event) {
 	}
 	pend := s.Pending
 	if pend == nil {
-		if p.Status == StatusExited && s.Current == Working {
+		if p.Status == classify.StatusExited && s.Current == Working {
 			s.crashed()
 		}
 		return
 	}
 	switch p.Status {
-	case StatusExited:
+	case classify.StatusExited:
 		s.tell("continuation could not be delivered: agent process is gone", pend.For, s.attempts(pend.For))
-	case StatusBusy:
+	case classify.StatusBusy:
 		s.Pending = nil
 		s.decide("the agent's registry says it is busy: pending attempt %d cancelled", pend.Attempt)
 		s.Limit = nil
@@ -657,13 +648,13 @@ func (s *Session) unblocked(now time.Time, set Settings) {
 // inject layer verifies the target again.
 func (s *Session) blocker() (blocker, bool) {
 	switch {
-	case s.BoxOpen || s.AgentStatus == StatusWaiting:
+	case s.BoxOpen || s.AgentStatus == classify.StatusWaiting:
 		b := blocker{is: "a box is open", was: "a box stayed open", state: WaitingBox}
 		if s.BoxName != "" {
 			b.detail = " (" + s.BoxName + ")"
 		}
 		return b, true
-	case s.AgentStatus != "" && s.AgentStatus != StatusIdle:
+	case s.AgentStatus != "" && s.AgentStatus != classify.StatusIdle:
 		return blocker{is: "the agent is not idle", was: "the agent was not idle",
 			detail: fmt.Sprintf(" (status %q)", s.AgentStatus), state: Retrying}, true
 	}

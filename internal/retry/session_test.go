@@ -259,7 +259,7 @@ func TestBoxHoldsThenGivesUp(t *testing.T) {
 	}
 	run(t, set, []step{
 		{0, fail(pe, err500), schedule1},
-		{2 * time.Second, event(classify.BoxOpened, process(StatusWaiting, "permission prompt")), nil},
+		{2 * time.Second, event(classify.BoxOpened, process(classify.StatusWaiting, "permission prompt")), nil},
 		{10 * time.Second, tick, check("11s", "11")},
 		{11 * time.Second, tick, check("13s", "13")},
 		{13 * time.Second, tick, check("17s", "17")},
@@ -297,12 +297,12 @@ func TestBoxGapsGrowToMax(t *testing.T) {
 func TestBoxClosedRetriesPromptly(t *testing.T) {
 	for name, closed := range map[string]call{
 		"hook":     event(classify.BoxClosed),
-		"registry": event(classify.BoxClosed, process(StatusIdle, "")),
+		"registry": event(classify.BoxClosed, process(classify.StatusIdle, "")),
 	} {
 		t.Run(name, func(t *testing.T) {
 			run(t, testSettings(), []step{
 				{0, fail(pe, err500), schedule1},
-				{2 * time.Second, event(classify.BoxOpened, process(StatusWaiting, "permission prompt")), nil},
+				{2 * time.Second, event(classify.BoxOpened, process(classify.StatusWaiting, "permission prompt")), nil},
 				{10 * time.Second, tick, []string{
 					"decide: attempt 1 is due but a box is open (permission prompt): next check at 2026-11-30T09:00:20Z",
 					"state waiting_box until +20s (a box is open (permission prompt))",
@@ -323,7 +323,7 @@ func TestBoxClosedRetriesPromptly(t *testing.T) {
 func TestNotIdleHoldsUntilIdle(t *testing.T) {
 	run(t, testSettings(), []step{
 		// busy from before the dead turn: the registry has not caught up
-		{0, event(classify.TurnStarted, process(StatusBusy, "")), []string{"state working"}},
+		{0, event(classify.TurnStarted, process(classify.StatusBusy, "")), []string{"state working"}},
 		{time.Second, fail(pe, err500), []string{
 			"decide: provider error: attempt 1 of 3 in 10s",
 			"state retrying until +11s (attempt 1 of 3)",
@@ -334,7 +334,7 @@ func TestNotIdleHoldsUntilIdle(t *testing.T) {
 			`state retrying until +21s (the agent is not idle (status "busy"))`,
 			"wake +21s",
 		}},
-		{15 * time.Second, event(classify.AgentIdle, process(StatusIdle, "")), []string{
+		{15 * time.Second, event(classify.AgentIdle, process(classify.StatusIdle, "")), []string{
 			"decide: nothing holds attempt 1 any more: checking again now",
 			"state retrying until +15s (attempt 1 of 3)",
 			"wake +15s",
@@ -346,7 +346,7 @@ func TestNotIdleHoldsUntilIdle(t *testing.T) {
 func TestStaleRegistryStatusIsIgnored(t *testing.T) {
 	run(t, testSettings(), []step{
 		{0, fail(pe, err500), schedule1},
-		{time.Second, event(classify.AgentActivity, process(StatusBusy, ""), recorded(t0.Add(-10*time.Second))), []string{
+		{time.Second, event(classify.AgentActivity, process(classify.StatusBusy, ""), recorded(t0.Add(-10*time.Second))), []string{
 			`decide: registry status "busy" is older than the dead turn; ignored`,
 			"decide: agent_activity recorded before the dead turn; ignored",
 		}},
@@ -357,7 +357,7 @@ func TestStaleRegistryStatusIsIgnored(t *testing.T) {
 func TestBusyAfterDeadTurnCancels(t *testing.T) {
 	run(t, testSettings(), []step{
 		{0, fail(pe, err500), schedule1},
-		{3 * time.Second, event(classify.AgentActivity, process(StatusBusy, "")), []string{
+		{3 * time.Second, event(classify.AgentActivity, process(classify.StatusBusy, "")), []string{
 			`decide: the agent's registry says it is busy: pending attempt 1 cancelled`,
 			"state working",
 		}},
@@ -375,13 +375,13 @@ func TestProcessGone(t *testing.T) {
 	t.Run("while pending", func(t *testing.T) {
 		run(t, testSettings(), []step{
 			{0, fail(pe, err500), schedule1},
-			{5 * time.Second, event(classify.AgentIdle, process(StatusExited, "")), gone},
+			{5 * time.Second, event(classify.AgentIdle, process(classify.StatusExited, "")), gone},
 			{10 * time.Second, tick, nil},
 		})
 	})
 	t.Run("before the dead turn", func(t *testing.T) {
 		run(t, testSettings(), []step{
-			{0, event(classify.AgentIdle, process(StatusExited, "")), nil},
+			{0, event(classify.AgentIdle, process(classify.StatusExited, "")), nil},
 			{0, fail(pe, err500), schedule1},
 			{10 * time.Second, tick, gone},
 		})
@@ -390,26 +390,26 @@ func TestProcessGone(t *testing.T) {
 
 func TestProcessGoneMidTurnIsToldOnce(t *testing.T) {
 	run(t, testSettings(), []step{
-		{0, event(classify.TurnStarted, process(StatusBusy, "")), []string{"state working"}},
-		{5 * time.Second, event(classify.AgentIdle, process(StatusExited, "")), []string{
+		{0, event(classify.TurnStarted, process(classify.StatusBusy, "")), []string{"state working"}},
+		{5 * time.Second, event(classify.AgentIdle, process(classify.StatusExited, "")), []string{
 			"decide: the agent process exited with its turn open: told once, not retried",
 			`entry "the agent stopped in the middle of a turn; not retried" unknown "the agent process exited while its turn was still open; it recorded no error" attempts=0`,
 			"state failed (stopped mid-turn)",
 		}},
-		{10 * time.Second, event(classify.AgentIdle, process(StatusExited, "")), nil},
+		{10 * time.Second, event(classify.AgentIdle, process(classify.StatusExited, "")), nil},
 	})
 	t.Run("after a finished turn nothing is told", func(t *testing.T) {
 		run(t, testSettings(), []step{
-			{0, event(classify.TurnStarted, process(StatusBusy, "")), []string{"state working"}},
+			{0, event(classify.TurnStarted, process(classify.StatusBusy, "")), []string{"state working"}},
 			{1 * time.Second, event(classify.TurnDone), []string{"state finished"}},
-			{5 * time.Second, event(classify.AgentIdle, process(StatusExited, "")), nil},
+			{5 * time.Second, event(classify.AgentIdle, process(classify.StatusExited, "")), nil},
 		})
 	})
 }
 
 func TestResumedSessionIsNoLongerGone(t *testing.T) {
 	run(t, testSettings(), []step{
-		{0, event(classify.AgentIdle, process(StatusExited, "")), nil},
+		{0, event(classify.AgentIdle, process(classify.StatusExited, "")), nil},
 		{1 * time.Minute, event(classify.UserMessage), []string{"state working"}},
 		{2 * time.Minute, fail(pe, err500), []string{
 			"decide: provider error: attempt 1 of 3 in 10s",
