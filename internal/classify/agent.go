@@ -24,6 +24,10 @@ type Agent struct {
 	Name string
 	// Title is the agent's name as people write it ("Claude Code").
 	Title string
+	// Home is the agent's root folder; Files are the families of files
+	// nudge reads under it (internal/watch finds and tails them).
+	Home  Home
+	Files []FileSet
 	// NewReader starts reading the file at path.
 	NewReader func(path string) Reader
 	// Recognize tells whether a file belongs to this agent, from its path
@@ -46,6 +50,38 @@ type Agent struct {
 	// session id read from records is untrusted: one of another shape is
 	// never put on a command line, in a path or in a URL (CheckSession).
 	SessionID *regexp.Regexp
+}
+
+// Home is where an agent keeps its files: a root folder named by an
+// environment variable, else a folder in the home directory.
+type Home struct {
+	Env string // the variable that moves the root ("CLAUDE_CONFIG_DIR"); "" when none does
+	Sub string // the root below the variable's folder ("" = the folder itself)
+	Dir string // the default root, relative to the home directory (".claude")
+}
+
+// FileSet is a family of files under an agent's root. Pattern is
+// '/'-separated, relative to the root; each segment may use path.Match
+// wildcards ("projects/*/*.jsonl", "sessions/*/*/*/rollout-*.jsonl").
+type FileSet struct {
+	Pattern string
+	// Snapshot: the whole file is one record, re-read on change (Claude's
+	// live registry ~/.claude/sessions/<pid>.json); its Reader is a WholeFile.
+	Snapshot bool
+	// Database: OpenCode's SQLite database, read row by row, with the live
+	// event streams of its running processes (internal/watch).
+	Database bool
+	// Host: the file only tells that its session changed; the session's
+	// state is asked of the agent's own host, this program's `serve`
+	// (muse serve), and the file is never read (internal/watch).
+	Host string
+	// Wake: a file whose changes only say that an agent process may have
+	// started, so that its server is looked for (OpenCode's log); it is
+	// never read.
+	Wake bool
+	// JSON: each line is one JSON record; a line that is not is skipped,
+	// counted and logged.
+	JSON bool
 }
 
 // uuidPattern is a UUID in its text form, the session id of most agents.

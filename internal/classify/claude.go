@@ -19,8 +19,16 @@ const claudeLoginHint = "run `claude /login` (or fix ANTHROPIC_API_KEY)"
 
 func init() {
 	register(Agent{
-		Name:      claudeName,
-		Title:     "Claude Code",
+		Name:  claudeName,
+		Title: "Claude Code",
+		Home:  Home{Env: "CLAUDE_CONFIG_DIR", Dir: ".claude"},
+		// docs/agents/claude.md §2: transcripts projects/<project-dir>/<session-id>.jsonl
+		// (sub-agent transcripts sit one level deeper and are not matched); the live
+		// registry sessions/<pid>.json, rewritten whole, removed when the CLI exits.
+		Files: []FileSet{
+			{Pattern: "projects/*/*.jsonl", JSON: true},
+			{Pattern: "sessions/*.json", Snapshot: true},
+		},
 		NewReader: newClaudeReader,
 		Recognize: recognizeClaude,
 		LoginHint: claudeLoginHint,

@@ -19,8 +19,11 @@ const codexLoginHint = "run `codex login` (or fix OPENAI_API_KEY / the provider'
 
 func init() {
 	register(Agent{
-		Name:      codexName,
-		Title:     "Codex CLI",
+		Name:  codexName,
+		Title: "Codex CLI",
+		Home:  Home{Env: "CODEX_HOME", Dir: ".codex"},
+		// docs/agents/codex.md §2: one rollout per session under the start date's folders.
+		Files:     []FileSet{{Pattern: "sessions/*/*/*/rollout-*.jsonl", JSON: true}},
 		NewReader: func(path string) Reader { return newCodexRollout(path) },
 		Recognize: recognizeCodex,
 		LoginHint: codexLoginHint,

@@ -22,8 +22,12 @@ const grokLoginHint = "fix GROK_API_KEY, or apiKey in ~/.grok/user-settings.json
 
 func init() {
 	register(Agent{
-		Name:      grokName,
-		Title:     "Grok CLI",
+		Name:  grokName,
+		Title: "Grok CLI",
+		// docs/agents/grok.md §2, §3: Grok writes no failure anywhere; `nudge hook grok`
+		// appends grok-dev's hook input beside its grok.db, one file per session.
+		Home:      Home{Dir: ".grok"},
+		Files:     []FileSet{{Pattern: grokHooksDir + "/*.jsonl", JSON: true}},
 		NewReader: func(path string) Reader { return newGrokReader(path) },
 		Recognize: recognizeGrok,
 		LoginHint: grokLoginHint,
@@ -37,7 +41,7 @@ func init() {
 }
 
 // grokHooksDir is the folder under Grok's home where `nudge hook grok`
-// writes and the daemon reads (the discovery entry's pattern matches it).
+// writes and the daemon reads.
 const grokHooksDir = "nudge/hooks"
 
 // recognizeGrok knows a hook record file by its place or its first record.

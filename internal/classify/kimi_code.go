@@ -22,8 +22,11 @@ const kimiCodeLoginHint = "run `kimi login`, or fix api_key in ~/.kimi-code/conf
 
 func init() {
 	register(Agent{
-		Name:      kimiCodeName,
-		Title:     "Kimi Code",
+		Name:  kimiCodeName,
+		Title: "Kimi Code",
+		Home:  Home{Env: "KIMI_CODE_HOME", Dir: ".kimi-code"},
+		// docs/agents/kimi.md A1: the person's agent is agents/main; other agents are sub-agents.
+		Files:     []FileSet{{Pattern: "sessions/*/*/agents/main/wire.jsonl", JSON: true}},
 		NewReader: func(path string) Reader { return newKimiCodeWire(path) },
 		Recognize: recognizeKimiCode,
 		LoginHint: kimiCodeLoginHint,

@@ -26,8 +26,14 @@ const kimiLegacyLoginHint = "run `kimi login` (or /login in the Kimi shell)"
 
 func init() {
 	register(Agent{
-		Name:      kimiLegacyName,
-		Title:     "Kimi CLI",
+		Name:  kimiLegacyName,
+		Title: "Kimi CLI",
+		Home:  Home{Env: "KIMI_SHARE_DIR", Dir: ".kimi"},
+		// docs/agents/kimi.md B1, B3: the legacy CLI's wire says a turn failed, its log says why.
+		Files: []FileSet{
+			{Pattern: "sessions/*/*/wire.jsonl", JSON: true},
+			{Pattern: "logs/kimi.log"},
+		},
 		NewReader: newKimiLegacyReader,
 		Recognize: recognizeKimiLegacy,
 		LoginHint: kimiLegacyLoginHint,

@@ -31,6 +31,16 @@ func init() {
 	register(Agent{
 		Name:  museName,
 		Title: "Muse",
+		// docs/agents/muse.md A1: Muse's home is ~/.muse (no variable moves it). MSP
+		// frame logs that a client on `muse serve`'s stdio writes under
+		// nudge/frames/ are read line by line; a session's session.jsonl is not
+		// a format: its change only triggers a host query to nudge's own
+		// `muse serve` (session/read, usage/read).
+		Home: Home{Dir: ".muse"},
+		Files: []FileSet{
+			{Pattern: museFramesDir + "/*.ndjson", JSON: true},
+			{Pattern: "sessions/*/*/*/*/" + museSessionFile, Host: "muse"},
+		},
 		NewReader: func(path string) Reader {
 			if museIsSessionFile(path) {
 				return newMuseHostReader(path)
@@ -49,8 +59,7 @@ func init() {
 	})
 }
 
-// museFramesDir is where frame logs live under Muse's home (the discovery
-// entry's pattern matches it).
+// museFramesDir is where frame logs live under Muse's home.
 const museFramesDir = "nudge/frames"
 
 // recognizeMuse knows a frame log by its place, or by a first line in the

@@ -37,8 +37,18 @@ const openCodeQuotaWait = 10 * time.Minute
 
 func init() {
 	register(Agent{
-		Name:      openCodeName,
-		Title:     "OpenCode",
+		Name:  openCodeName,
+		Title: "OpenCode",
+		Home:  Home{Env: "XDG_DATA_HOME", Sub: "opencode", Dir: ".local/share/opencode"},
+		// docs/agents/opencode.md §2.1: one SQLite database for every OpenCode
+		// process, $XDG_DATA_HOME/opencode/opencode.db (XDG on macOS too); the
+		// live state comes from the event streams of processes with a server.
+		// Every process appends to log/opencode.log as it starts (§2.3; older
+		// versions wrote log/<time>.log): a sign to look for its server.
+		Files: []FileSet{
+			{Pattern: "opencode.db", Database: true},
+			{Pattern: "log/*.log", Wake: true},
+		},
 		NewReader: newOpenCodeReader,
 		Recognize: recognizeOpenCode,
 		LoginHint: openCodeLoginHint,
