@@ -59,9 +59,16 @@ func doctor(cmd *cobra.Command, cfg config.Config) {
 		safetext.Fprintf(w, "daemon:   not answering: %v\n", err)
 	}
 	fmt.Fprintln(w, "agents:")
-	for _, name := range slices.Sorted(maps.Keys(cfg.Agents)) {
-		doctorAgent(w, name, cfg.Agents[name])
-		if agent, ok := classify.Lookup(name); ok && cfg.Agents[name].Enabled && agent.Blind != "" {
+	names := slices.Collect(maps.Keys(cfg.Agents))
+	for _, a := range classify.Agents() {
+		if _, ok := cfg.Agents[a.Name]; !ok {
+			names = append(names, a.Name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		doctorAgent(w, name, cfg.Agent(name))
+		if agent, ok := classify.Lookup(name); ok && cfg.Agent(name).Enabled && agent.Blind != "" {
 			safetext.Fprintf(w, "  %-9s cannot see: %s\n", "", agent.Blind)
 		}
 	}

@@ -34,7 +34,7 @@ func newHookCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			root := cfg.Agents["grok"].Root
+			root := cfg.Agent("grok").Root
 			if root == "" {
 				root = watch.DefaultRoot("grok")
 			}

@@ -80,6 +80,16 @@ type Config struct {
 	DataDir string `mapstructure:"-"`
 }
 
+// Agent returns the settings of the agent called name: its entry under
+// agents, else on at its own root, so that an agent the defaults leave out
+// is still watched.
+func (c Config) Agent(name string) Agent {
+	if a, ok := c.Agents[name]; ok {
+		return a
+	}
+	return Agent{Enabled: true}
+}
+
 // MaxAttempts is the fixed cap on continuations per dead turn (SPEC §4).
 const MaxAttempts = 3
 

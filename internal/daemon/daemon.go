@@ -241,16 +241,14 @@ func (d *Daemon) serve(ctx context.Context, w *watch.Watcher) error {
 // Quit asks the daemon to stop.
 func (d *Daemon) Quit() { d.once.Do(func() { close(d.quit) }) }
 
+// roots are the watched agents' roots: every agent of the registry that the
+// settings do not turn off, at its configured root ("" = its own).
 func (d *Daemon) roots() map[string]string {
 	roots := map[string]string{}
-	for name, a := range d.cfg.Agents {
-		if !a.Enabled {
-			continue
+	for _, a := range classify.Agents() {
+		if s := d.cfg.Agent(a.Name); s.Enabled {
+			roots[a.Name] = s.Root
 		}
-		if _, ok := classify.Lookup(name); !ok {
-			continue
-		}
-		roots[name] = a.Root
 	}
 	return roots
 }
