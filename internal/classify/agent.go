@@ -46,6 +46,9 @@ type Agent struct {
 	// prompt with no approval or question on screen. Agents whose records
 	// cannot show an open box (Codex) need it.
 	ScreenReady func(screen string) error
+	// Resume, if set, is the agent's headless command that continues a
+	// session no live process holds (internal/inject, inject.resume).
+	Resume *ResumeCommand
 	// SessionID is the shape of the agent's own session ids, anchored. A
 	// session id read from records is untrusted: one of another shape is
 	// never put on a command line, in a path or in a URL (CheckSession).
@@ -82,6 +85,18 @@ type FileSet struct {
 	// JSON: each line is one JSON record; a line that is not is skipped,
 	// counted and logged.
 	JSON bool
+}
+
+// ResumeCommand is an agent's headless command that continues a session by
+// id with one prompt: argv only, never a shell.
+type ResumeCommand struct {
+	// Argv is the command line. The session id has the agent's shape
+	// (CheckSession); the text follows "--" where the CLI's parser takes
+	// it so.
+	Argv func(session, text string) []string
+	// TextOption: the text is an option's value and the parser is not
+	// known to take one starting with "-": such a text is refused.
+	TextOption bool
 }
 
 // uuidPattern is a UUID in its text form, the session id of most agents.

@@ -35,6 +35,9 @@ func init() {
 		// The live registry shows open boxes and idleness, so no screen
 		// check is needed (claude.md §7.1).
 		Executables: []string{"claude", "claude.exe"},
+		// docs/agents/claude.md §9.3: appends to the same transcript; -p is a
+		// switch, the prompt the positional after "--".
+		Resume: &ResumeCommand{Argv: func(id, text string) []string { return []string{"claude", "--resume", id, "-p", "--", text} }},
 		// docs/agents/claude.md §2: sessionId, also the transcript's file name.
 		SessionID: regexp.MustCompile(`^` + uuidPattern + `$`),
 	})

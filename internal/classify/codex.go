@@ -32,6 +32,12 @@ func init() {
 		// The native binary; the npm launcher runs as "node" (codex.md §7).
 		Executables: []string{"codex", "codex.exe"},
 		ScreenReady: codexScreenReady,
+		// docs/agents/codex.md §8.3: appends to the same rollout; outside a git
+		// repository it needs --skip-git-repo-check. Id and prompt are
+		// positionals of `resume`.
+		Resume: &ResumeCommand{Argv: func(id, text string) []string {
+			return []string{"codex", "exec", "--skip-git-repo-check", "resume", "--", id, text}
+		}},
 		// docs/agents/codex.md §2: the thread id in the rollout's name and session_meta.
 		SessionID: regexp.MustCompile(`^` + uuidPattern + `$`),
 	})

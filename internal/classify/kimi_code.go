@@ -38,6 +38,9 @@ func init() {
 		// started by. The session is not on the command line and the wire
 		// file is not held open; the cwd is the session's (kimi.md A9).
 		Executables: []string{"kimi-code", "kimi"},
+		// docs/agents/kimi.md A9: Kimi Code takes the session_<uuid> id; -p takes
+		// the next argument whatever it starts with.
+		Resume: &ResumeCommand{Argv: func(id, text string) []string { return []string{"kimi", "--session=" + id, "-p", text} }},
 		// docs/agents/kimi.md A1: "session_" and a uuid, as --session takes it.
 		SessionID: regexp.MustCompile(`^session_` + uuidPattern + `$`),
 	})

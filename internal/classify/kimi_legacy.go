@@ -41,6 +41,11 @@ func init() {
 		Blind: "the wire record says only that a turn failed; the cause is read from logs/kimi.log, " +
 			"without which the failure is unknown",
 		Executables: []string{"kimi"},
+		// docs/agents/kimi.md B5: the legacy CLI needs --print to run headless.
+		Resume: &ResumeCommand{
+			Argv:       func(id, text string) []string { return []string{"kimi", "--session=" + id, "--print", "-p", text} },
+			TextOption: true,
+		},
 		// docs/agents/kimi.md B1: the session's folder, a bare uuid.
 		SessionID: regexp.MustCompile(`^` + uuidPattern + `$`),
 	})

@@ -55,6 +55,9 @@ func init() {
 		// formats/opencode.md §2.4, §3: a plain TUI opens no port.
 		Blind:       "an OpenCode TUI started without --port shows only its database: its own retries, quota sleeps and open boxes are not visible, and a continuation needs a terminal nudge can type into",
 		Executables: []string{"opencode", "opencode.exe", ".opencode"},
+		// docs/agents/opencode.md §8 (5): its own instance on the same database;
+		// the message is the positional after "--".
+		Resume: &ResumeCommand{Argv: func(id, text string) []string { return []string{"opencode", "run", "--session", id, "--", text} }},
 		// docs/agents/opencode.md §2.1: "ses_", 12 hex digits of time and counter,
 		// then 14 base-62 characters.
 		SessionID: regexp.MustCompile(`^ses_[0-9A-Za-z]{26}$`),

@@ -28,6 +28,30 @@ func TestDefaultsNameEveryAgent(t *testing.T) {
 	}
 }
 
+// The defaults name under inject.resume exactly the agents that have a
+// headless resume command, each off.
+func TestDefaultsNameEveryResume(t *testing.T) {
+	isolate(t)
+	cfg, err := Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, a := range classify.Agents() {
+		if a.Resume != nil {
+			want = append(want, a.Name)
+		}
+	}
+	if got := slices.Sorted(maps.Keys(cfg.Inject.Resume)); !slices.Equal(got, want) {
+		t.Errorf("defaults.yaml inject.resume %v, agents with a resume command %v", got, want)
+	}
+	for name, on := range cfg.Inject.Resume {
+		if on {
+			t.Errorf("inject.resume.%s is on by default", name)
+		}
+	}
+}
+
 // An agent the settings leave out is on, at its own root.
 func TestAgentNotNamedIsOn(t *testing.T) {
 	var cfg Config

@@ -8,37 +8,14 @@ import (
 	"log/slog"
 	"os/exec"
 	"strings"
+
+	"nudge/internal/classify"
 )
 
-// resumeCommand is an agent's headless command that continues a session by
-// id with one prompt (argv only, never a shell). The session id was checked
-// against the agent's own shape (classify.Agent.CheckSession); the text
-// follows "--" where the CLI's parser takes it so.
-type resumeCommand struct {
-	argv func(session, text string) []string
-	// textOption: the text is an option's value and the parser is not
-	// known to take one starting with "-": such a text is refused.
-	textOption bool
-}
-
-var resumeCommands = map[string]resumeCommand{
-	// docs/agents/claude.md §9.3: appends to the same transcript; -p is a
-	// switch, the prompt the positional after "--".
-	"claude": {argv: func(id, text string) []string { return []string{"claude", "--resume", id, "-p", "--", text} }},
-	// docs/agents/codex.md §8.3: appends to the same rollout; outside a git
-	// repository it needs --skip-git-repo-check. Id and prompt are
-	// positionals of `resume`.
-	"codex": {argv: func(id, text string) []string {
-		return []string{"codex", "exec", "--skip-git-repo-check", "resume", "--", id, text}
-	}},
-	// docs/agents/kimi.md B5: the legacy CLI needs --print to run headless.
-	"kimi": {argv: func(id, text string) []string { return []string{"kimi", "--session=" + id, "--print", "-p", text} }, textOption: true},
-	// docs/agents/kimi.md A9: Kimi Code takes the session_<uuid> id; -p takes
-	// the next argument whatever it starts with.
-	"kimi_code": {argv: func(id, text string) []string { return []string{"kimi", "--session=" + id, "-p", text} }},
-	// docs/agents/opencode.md §8 (5): its own instance on the same database;
-	// the message is the positional after "--".
-	"opencode": {argv: func(id, text string) []string { return []string{"opencode", "run", "--session", id, "--", text} }},
+// resumeCommand is the agent's headless resume command, if it has one.
+func resumeCommand(agent string) (*classify.ResumeCommand, bool) {
+	a, ok := classify.Lookup(agent)
+	return a.Resume, ok && a.Resume != nil
 }
 
 // Resume continues a session that no live process holds by running the
@@ -62,7 +39,7 @@ func init() {
 		name: "resume", rank: rankResume,
 		available: func(o Options) bool {
 			for agent, on := range o.Resume {
-				if _, ok := resumeCommands[agent]; on && ok {
+				if _, ok := resumeCommand(agent); on && ok {
 					return true
 				}
 			}
@@ -79,7 +56,7 @@ func (*Resume) Name() string { return "resume" }
 // can hold it: the target names none, and FindProcess, which runs right
 // before Send (Deliver calls them back to back), finds none either.
 func (r *Resume) Locate(ctx context.Context, t Target) (Where, error) {
-	if _, ok := resumeCommands[t.Agent]; !ok {
+	if _, ok := resumeCommand(t.Agent); !ok {
 		return Where{}, refuse(ErrNotInTerminal, "%s sessions cannot be continued headless", t.Agent)
 	}
 	if !r.enabled[t.Agent] {
@@ -108,19 +85,19 @@ func (r *Resume) Locate(ctx context.Context, t Target) (Where, error) {
 // shape is refused, and so is a text starting with "-" where the CLI would
 // read it as an option.
 func (r *Resume) Send(ctx context.Context, w Where, text string) error {
-	c, ok := resumeCommands[w.Server]
+	c, ok := resumeCommand(w.Server)
 	switch {
 	case !ok:
 		return fmt.Errorf("%s sessions cannot be continued headless", w.Server)
 	case strings.TrimSpace(text) == "":
 		return errors.New("empty continuation text")
-	case c.textOption && strings.HasPrefix(text, "-"):
+	case c.TextOption && strings.HasPrefix(text, "-"):
 		return errors.New("a continuation text starting with \"-\" would be read as an option; not sent headless")
 	}
 	if err := checkSession(w.Server, w.Pane); err != nil {
 		return err
 	}
-	args := c.argv(w.Pane, text)
+	args := c.Argv(w.Pane, text)
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = w.Dir
 	out := &tail{max: 2000}
