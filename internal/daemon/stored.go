@@ -17,16 +17,8 @@ func StoredSessions(rows []inbox.SessionRow, now time.Time) []status.Session {
 		if !Shown(retry.State(r.State), r.UpdatedAt, now) {
 			continue
 		}
-		s := status.Session{Agent: r.Agent, Session: r.Session, Project: r.Project, State: r.State, Note: r.Note, UpdatedAt: r.UpdatedAt}
-		if !r.Until.IsZero() {
-			u := r.Until.UTC()
-			if retry.State(r.State) == retry.UsageLimit {
-				s.ResetAt = &u
-			} else {
-				s.RetryAt = &u
-			}
-		}
-		out = append(out, s)
+		key := retry.Key{Agent: r.Agent, Session: r.Session}
+		out = append(out, sessionView(key, r.Project, retry.State(r.State), r.Note, r.Until, r.UpdatedAt))
 	}
 	return out
 }

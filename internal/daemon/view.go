@@ -34,20 +34,7 @@ func (d *Daemon) refreshView() {
 		if !Shown(state, s.updated, now) {
 			continue
 		}
-		ss := status.Session{
-			Agent: s.key.Agent, Session: s.key.Session, Project: s.project,
-			State: string(state), Note: s.machine.Note(), UpdatedAt: s.updated,
-		}
-		if !until.IsZero() {
-			u := until.UTC()
-			switch state {
-			case retry.Retrying, retry.WaitingBox:
-				ss.RetryAt = &u
-			case retry.UsageLimit:
-				ss.ResetAt = &u
-			}
-		}
-		v.Sessions = append(v.Sessions, ss)
+		v.Sessions = append(v.Sessions, sessionView(s.key, s.project, state, s.machine.Note(), until, s.updated))
 	}
 	sort.Slice(v.Sessions, func(i, j int) bool { return v.Sessions[i].UpdatedAt.After(v.Sessions[j].UpdatedAt) })
 	d.mu.Lock()
@@ -60,6 +47,26 @@ func (d *Daemon) refreshView() {
 		close(d.changed)
 	}
 	d.changed = make(chan struct{})
+}
+
+// sessionView is one session as the views show it, from the running
+// machine or from the database alike: until is when a pending continuation
+// goes (RetryAt) or when a usage limit resets (ResetAt).
+func sessionView(key retry.Key, project string, state retry.State, note string, until, updated time.Time) status.Session {
+	s := status.Session{
+		Agent: key.Agent, Session: key.Session, Project: project,
+		State: string(state), Note: note, UpdatedAt: updated,
+	}
+	if !until.IsZero() {
+		u := until.UTC()
+		switch state {
+		case retry.Retrying, retry.WaitingBox:
+			s.RetryAt = &u
+		case retry.UsageLimit:
+			s.ResetAt = &u
+		}
+	}
+	return s
 }
 
 // Changed returns a channel that is closed at the next change of the

@@ -1,0 +1,52 @@
+package daemon
+
+import (
+	"testing"
+	"time"
+
+	"nudge/internal/inbox"
+	"nudge/internal/retry"
+)
+
+// The views show a pending continuation's time as retry_at and a usage
+// limit's reset as reset_at, whether the session comes from the running
+// machine or from the database (one constructor, sessionView).
+func TestSessionViewTimes(t *testing.T) {
+	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
+	until := now.Add(30 * time.Second)
+	for _, c := range []struct {
+		state        retry.State
+		until        time.Time
+		retry, reset bool
+	}{
+		{retry.Retrying, until, true, false},
+		{retry.WaitingBox, until, true, false},
+		{retry.UsageLimit, until, false, true},
+		{retry.UsageLimit, time.Time{}, false, false},
+		{retry.Working, until, false, false},
+		{retry.Failed, time.Time{}, false, false},
+	} {
+		key := retry.Key{Agent: "claude", Session: "s"}
+		live := sessionView(key, "/p", c.state, "note", c.until, now)
+		stored := StoredSessions([]inbox.SessionRow{{Agent: "claude", Session: "s", Project: "/p", State: string(c.state),
+			Note: "note", Until: c.until.In(time.FixedZone("x", 3600)), UpdatedAt: now}}, now)
+		if len(stored) != 1 {
+			t.Fatalf("%s: stored view %+v", c.state, stored)
+		}
+		for _, v := range []struct {
+			from string
+			at   *time.Time
+			set  bool
+		}{
+			{"live retry_at", live.RetryAt, c.retry}, {"live reset_at", live.ResetAt, c.reset},
+			{"stored retry_at", stored[0].RetryAt, c.retry}, {"stored reset_at", stored[0].ResetAt, c.reset},
+		} {
+			if (v.at != nil) != v.set || v.at != nil && (!v.at.Equal(until) || v.at.Location() != time.UTC) {
+				t.Errorf("%s: %s = %v, want set %v (at %v UTC)", c.state, v.from, v.at, v.set, until)
+			}
+		}
+		if live.Agent != "claude" || live.Session != "s" || live.Project != "/p" || live.State != string(c.state) || live.Note != "note" || !live.UpdatedAt.Equal(now) {
+			t.Errorf("%s: view %+v", c.state, live)
+		}
+	}
+}
