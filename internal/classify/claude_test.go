@@ -260,7 +260,7 @@ func TestClaudeHarnessMarkers(t *testing.T) {
 	} {
 		events := claudeFeed(ccTyped, marker(text))
 		claudeSameKinds(t, events, UserMessage, TurnStarted, TurnFailed)
-		if f := events[2].Failure; f.Class != class || f.Message != text || Retryable(f.Class) {
+		if f := events[2].Failure; f.Class != class || f.Message != text {
 			t.Errorf("%q: failure = %+v, want class %s", text, f, class)
 		}
 	}

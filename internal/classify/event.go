@@ -38,10 +38,6 @@ const (
 	Unknown       Class = "unknown"
 )
 
-// Retryable is the one retry rule: only a positively classified provider
-// error is ever retried.
-func Retryable(c Class) bool { return c == ProviderError }
-
 // Failure describes why a turn died.
 type Failure struct {
 	Class   Class     `json:"class"`

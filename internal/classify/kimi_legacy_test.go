@@ -187,7 +187,7 @@ func TestKimiLegacyPairingOrderAndWindow(t *testing.T) {
 	t.Run("no log line: unknown", func(t *testing.T) {
 		wire, _ := kimiLegacyHome(t)
 		events := feed(newKimiLegacyReader(wire), klBegin, klInterrupted, klEnd)
-		if f := events[len(events)-1].Failure; f == nil || f.Class != Unknown || Retryable(f.Class) {
+		if f := events[len(events)-1].Failure; f == nil || f.Class != Unknown {
 			t.Errorf("failure %+v", f)
 		}
 	})

@@ -135,7 +135,7 @@ func TestMuseSampleDetails(t *testing.T) {
 	t.Run("auth carries the login hint", func(t *testing.T) {
 		events := read("auth-required.third-party.transcript.ndjson")
 		f := events[0].Failure
-		if f.Hint != museLoginHint || f.Message != "run muse login" || f.Code != "authRequired" || Retryable(f.Class) {
+		if f.Hint != museLoginHint || f.Message != "run muse login" || f.Code != "authRequired" {
 			t.Errorf("failure = %+v", f)
 		}
 	})

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -503,26 +502,6 @@ func TestTwoProcesses(t *testing.T) {
 	}
 	if unread, _ := daemon.Entries(ctx, true); len(unread) != 0 {
 		t.Errorf("daemon sees %d unread after the CLI marked all read", len(unread))
-	}
-}
-
-func TestDefaultPath(t *testing.T) {
-	t.Setenv("NUDGE_DATA_DIR", "/data/x")
-	if got := DefaultPath(); got != "/data/x/nudge.db" {
-		t.Errorf("with NUDGE_DATA_DIR: %s", got)
-	}
-	t.Setenv("NUDGE_DATA_DIR", "")
-	t.Setenv("HOME", "/home/u")
-	t.Setenv("XDG_DATA_HOME", "/xdg")
-	want := map[string]string{"linux": "/xdg/nudge/nudge.db", "darwin": "/home/u/Library/Application Support/nudge/nudge.db"}
-	if w, ok := want[runtime.GOOS]; ok && DefaultPath() != w {
-		t.Errorf("DefaultPath = %s, want %s", DefaultPath(), w)
-	}
-	if runtime.GOOS == "linux" {
-		t.Setenv("XDG_DATA_HOME", "")
-		if got := DefaultPath(); got != "/home/u/.local/share/nudge/nudge.db" {
-			t.Errorf("without XDG_DATA_HOME: %s", got)
-		}
 	}
 }
 
