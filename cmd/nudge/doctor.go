@@ -180,8 +180,8 @@ func doctorSession(w io.Writer, row inbox.SessionRow, t inject.Target, findings 
 		}
 	}
 	safetext.Fprintf(w, "  %s %s in %s: %s\n", row.Agent, row.Session, orNone([]string{row.Project}), proc)
-	if row.Agent == "muse" && row.Path != "" {
-		safetext.Fprintf(w, "    read by %s\n", classify.MuseReadBy(row.Path))
+	if a, _ := classify.Lookup(row.Agent); a.ReadBy != nil && row.Path != "" {
+		safetext.Fprintf(w, "    read by %s\n", a.ReadBy(row.Path))
 	}
 	used := false
 	for _, f := range findings {

@@ -33,6 +33,9 @@ type Agent struct {
 	// Recognize tells whether a file belongs to this agent, from its path
 	// and its first bytes (used by `nudge classify` without --agent).
 	Recognize func(path string, head []byte) bool
+	// ReadBy, if set, says for `nudge doctor` how nudge reads the session
+	// whose records come from path, where that is not plain to see.
+	ReadBy func(path string) string
 	// LoginHint is what a person does after an auth failure.
 	LoginHint string
 	// Blind says what nudge cannot see for this agent ("" when nothing

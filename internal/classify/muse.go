@@ -48,6 +48,7 @@ func init() {
 			return newMuseReader(path)
 		},
 		Recognize: recognizeMuse,
+		ReadBy:    museReadBy,
 		LoginHint: museLoginHint,
 		Blind: "nudge asks its own `muse serve` (the `muse` on its PATH) about a session each time the session's " +
 			"session.jsonl changes, or reads MSP frame logs (<muse root>/nudge/frames/*.ndjson) that a client on " +

@@ -20,9 +20,9 @@ import (
 // trigger of a host query (docs/agents/muse.md §A1).
 const museSessionFile = "session.jsonl"
 
-// MuseReadBy says how nudge reads the Muse session whose records come from
+// museReadBy says how nudge reads the Muse session whose records come from
 // path: by asking `muse serve` (a session.jsonl trigger) or from a frame log.
-func MuseReadBy(path string) string {
+func museReadBy(path string) string {
 	if filepath.Base(path) == museSessionFile {
 		return "host query: `muse serve` is asked on each change of " + path
 	}

@@ -144,11 +144,11 @@ func TestMuseHostBadAnswers(t *testing.T) {
 			t.Errorf("%q: events %+v, want none", rec, ev)
 		}
 	}
-	if got := MuseReadBy(museSessionPath); !strings.HasPrefix(got, "host query") {
-		t.Errorf("MuseReadBy(session.jsonl) = %q", got)
+	if got := museReadBy(museSessionPath); !strings.HasPrefix(got, "host query") {
+		t.Errorf("museReadBy(session.jsonl) = %q", got)
 	}
-	if got := MuseReadBy("/h/.muse/nudge/frames/a.ndjson"); !strings.HasPrefix(got, "frame log") {
-		t.Errorf("MuseReadBy(frame log) = %q", got)
+	if got := museReadBy("/h/.muse/nudge/frames/a.ndjson"); !strings.HasPrefix(got, "frame log") {
+		t.Errorf("museReadBy(frame log) = %q", got)
 	}
 }
 
