@@ -2,7 +2,6 @@ package classify
 
 import (
 	"encoding/json"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -154,7 +153,7 @@ func openCodeRetryAfter(h map[string]string) time.Time {
 		}
 		return ""
 	}
-	date, err := http.ParseTime(get("date"))
+	date, err := parseHTTPTime(get("date"))
 	if err != nil {
 		return time.Time{}
 	}
@@ -173,8 +172,23 @@ func openCodeRetryAfter(h map[string]string) time.Time {
 	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
 		return after(s, time.Second)
 	}
-	if t, err := http.ParseTime(v); err == nil {
+	if t, err := parseHTTPTime(v); err == nil {
 		return t.UTC()
 	}
 	return time.Time{}
+}
+
+// httpTimeLayouts are the date forms HTTP allows (RFC 9110 §5.6.7): the
+// preferred IMF-fixdate, then the obsolete RFC 850 and asctime forms.
+var httpTimeLayouts = []string{"Mon, 02 Jan 2006 15:04:05 GMT", time.RFC850, time.ANSIC}
+
+// parseHTTPTime reads a date header value in any of the forms HTTP allows,
+// as net/http's ParseTime does.
+func parseHTTPTime(v string) (t time.Time, err error) {
+	for _, layout := range httpTimeLayouts {
+		if t, err = time.Parse(layout, v); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, err
 }

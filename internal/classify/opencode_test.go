@@ -312,3 +312,17 @@ func TestOpenCodeRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// A date header reads as net/http reads it, in each of HTTP's forms.
+func TestParseHTTPTime(t *testing.T) {
+	for _, v := range []string{
+		"Mon, 30 Nov 2026 09:00:00 GMT", "Monday, 30-Nov-26 09:00:00 UTC", "Mon Nov 30 09:00:00 2026",
+		"Mon, 30 Nov 2026 09:00:00 +0000", "", "120", "yesterday",
+	} {
+		want, werr := http.ParseTime(v)
+		got, err := parseHTTPTime(v)
+		if !got.Equal(want) || (err == nil) != (werr == nil) {
+			t.Errorf("parseHTTPTime(%q) = %v, %v; net/http: %v, %v", v, got, err, want, werr)
+		}
+	}
+}
