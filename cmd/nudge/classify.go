@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -12,6 +14,7 @@ import (
 
 	"nudge/internal/classify"
 	"nudge/internal/safetext"
+	"nudge/internal/watch"
 )
 
 func newClassifyCmd() *cobra.Command {
@@ -31,6 +34,7 @@ func newClassifyCmd() *cobra.Command {
 				forced = &a
 			}
 			out := cmd.OutOrStdout()
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 			var tw *tabwriter.Writer
 			if !asJSON {
 				tw = tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
@@ -40,7 +44,7 @@ func newClassifyCmd() *cobra.Command {
 			for _, file := range files {
 				agent, err := agentFor(file, forced)
 				if err == nil {
-					err = printEvents(out, tw, file, agent)
+					err = printEvents(cmd.Context(), out, tw, file, agent, log)
 				}
 				if err != nil {
 					safetext.Fprintf(cmd.ErrOrStderr(), "nudge: %s: %v\n", file, err)
@@ -90,8 +94,8 @@ func agentFor(file string, forced *classify.Agent) (classify.Agent, error) {
 	return a, nil
 }
 
-func printEvents(out io.Writer, tw *tabwriter.Writer, file string, agent classify.Agent) error {
-	events, err := classify.ReadFile(file, agent)
+func printEvents(ctx context.Context, out io.Writer, tw *tabwriter.Writer, file string, agent classify.Agent, log *slog.Logger) error {
+	events, err := watch.ReadFile(ctx, file, agent, log)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package durability
 import (
 	"crypto/sha256"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 
 	"nudge/internal/classify"
 	"nudge/internal/samples"
+	"nudge/internal/watch"
 )
 
 // uuidPattern finds the ids in the agents' records: session ids, record
@@ -44,7 +46,7 @@ func loadSamples(t *testing.T, agent, dir, session string) []sample {
 		if m == nil {
 			continue
 		}
-		events, err := classify.ReadFile(f, a)
+		events, err := watch.ReadFile(t.Context(), f, a, slog.New(slog.NewTextHandler(t.Output(), nil)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,8 +28,9 @@ type Agent struct {
 	// nudge reads under it (internal/watch finds and tails them).
 	Home  Home
 	Files []FileSet
-	// NewReader starts reading the file at path.
-	NewReader func(path string) Reader
+	// NewReader starts reading the file at path; files are the files
+	// beside it that the reader may consult.
+	NewReader func(path string, files Files) Reader
 	// Recognize tells whether a file belongs to this agent, from its path
 	// and its first bytes (used by `nudge classify` without --agent).
 	Recognize func(path string, head []byte) bool

@@ -45,7 +45,7 @@ func init() {
 
 // newClaudeReader picks the registry reader for sessions/<pid>.json and the
 // transcript reader for everything else.
-func newClaudeReader(path string) Reader {
+func newClaudeReader(path string, _ Files) Reader {
 	if isClaudeRegistryPath(path) {
 		return newClaudeRegistry(path)
 	}

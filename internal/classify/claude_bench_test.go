@@ -39,7 +39,7 @@ func BenchmarkClaudeTranscript(b *testing.B) {
 	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {
-		r := newClaudeReader("projects/-p/s.jsonl")
+		r := newClaudeReader("projects/-p/s.jsonl", nil)
 		for _, l := range lines {
 			r.Read(l)
 		}

@@ -25,7 +25,7 @@ func FuzzClaudeTranscript(f *testing.F) {
 		f.Add(l, lines[(i+1)%len(lines)])
 	}
 	f.Fuzz(func(t *testing.T, first, second []byte) {
-		r := newClaudeReader("projects/-p/s.jsonl")
+		r := newClaudeReader("projects/-p/s.jsonl", nil)
 		for _, e := range append(r.Read(first), r.Read(second)...) {
 			if e.Agent != "claude" || e.Kind == "" {
 				t.Fatalf("event without agent or kind: %+v", e)
@@ -43,7 +43,7 @@ func FuzzClaudeRegistry(f *testing.F) {
 	f.Add([]byte(`{"pid":555,"sessionId":"s","cwd":"/p","tmux":"cc3:@3.%3","status":"waiting","waitingFor":"permission prompt","updatedAt":1796029100000}`), []byte(``))
 	f.Add([]byte(`{"pid":555,"status":"busy"}`), []byte(`{"pid":555,"status":"idle","tmux":"%"}`))
 	f.Fuzz(func(t *testing.T, first, second []byte) {
-		r := newClaudeReader("sessions/555.json")
+		r := newClaudeReader("sessions/555.json", nil)
 		for _, e := range append(r.Read(first), r.Read(second)...) {
 			if e.Process == nil {
 				t.Fatalf("registry event without process: %+v", e)

@@ -14,7 +14,7 @@ func ccSnapshot(status, waitingFor string, updatedAt int64) string {
 }
 
 func TestClaudeRegistryTransitions(t *testing.T) {
-	r := newClaudeReader(filepath.Join("home", ".claude", "sessions", "555.json"))
+	r := newClaudeReader(filepath.Join("home", ".claude", "sessions", "555.json"), nil)
 	if _, whole := r.(WholeFile); !whole {
 		t.Fatal("the registry reader does not read whole files")
 	}
@@ -65,7 +65,7 @@ func TestClaudeRegistryTransitions(t *testing.T) {
 }
 
 func TestClaudeRegistryEdges(t *testing.T) {
-	r := newClaudeReader(filepath.Join("h", "sessions", "777.json"))
+	r := newClaudeReader(filepath.Join("h", "sessions", "777.json"), nil)
 	// Removal without any snapshot still names the pid from the file name.
 	events := r.Read(nil)
 	claudeSameKinds(t, events, AgentIdle)
@@ -80,7 +80,7 @@ func TestClaudeRegistryEdges(t *testing.T) {
 	}
 	claudeSameKinds(t, r.Read([]byte(ccSnapshot("idle", "", 1796029001000))), BoxClosed, AgentIdle)
 	// Extra fields are tolerated; a missing pid comes from the file name.
-	events = newClaudeReader(filepath.Join("h", "sessions", "777.json")).Read([]byte(`{"sessionId":"s","status":"idle","jobId":"j","agent":"x","tmux":"weird"}`))
+	events = newClaudeReader(filepath.Join("h", "sessions", "777.json"), nil).Read([]byte(`{"sessionId":"s","status":"idle","jobId":"j","agent":"x","tmux":"weird"}`))
 	claudeSameKinds(t, events, AgentIdle)
 	if p := events[0].Process; p.PID != 777 || p.TmuxPane != "" {
 		t.Errorf("process = %+v", p)
@@ -102,7 +102,7 @@ func TestReadFileRegistrySnapshot(t *testing.T) {
 	if err := os.WriteFile(path, []byte("{\"pid\":555,\"sessionId\":\"s\",\n\"status\":\"waiting\",\"waitingFor\":\"input needed\"}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	events, err := ReadFile(path, claudeAgent(t))
+	events, err := readFile(path, claudeAgent(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func TestClaudeGoldenSamples(t *testing.T) {
 		}
 		rows++
 		t.Run(cols[0], func(t *testing.T) {
-			events, err := ReadFile(filepath.Join(claudeSamples, cols[0]), agent)
+			events, err := readFile(filepath.Join(claudeSamples, cols[0]), agent)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,7 +78,7 @@ func TestClaudeGoldenSamples(t *testing.T) {
 
 // claudeFeed reads lines with a fresh transcript reader of a file named sess-file.jsonl.
 func claudeFeed(lines ...string) []Event {
-	r := newClaudeReader(filepath.Join("home", ".claude", "projects", "-p", "sess-file.jsonl"))
+	r := newClaudeReader(filepath.Join("home", ".claude", "projects", "-p", "sess-file.jsonl"), nil)
 	var out []Event
 	for _, l := range lines {
 		out = append(out, r.Read([]byte(l))...)
@@ -230,7 +230,7 @@ func TestClaudeNotATurn(t *testing.T) {
 		t.Errorf("final = %s %s", kind, class)
 	}
 	// The real excerpt holding it ends with the answered question's turn.
-	events, err := ReadFile(filepath.Join(claudeSamples, "excerpts", "box-open-askuserquestion-then-answered.jsonl"), claudeAgent(t))
+	events, err := readFile(filepath.Join(claudeSamples, "excerpts", "box-open-askuserquestion-then-answered.jsonl"), claudeAgent(t))
 	if err != nil {
 		t.Fatal(err)
 	}

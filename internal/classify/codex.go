@@ -24,7 +24,7 @@ func init() {
 		Home:  Home{Env: "CODEX_HOME", Dir: ".codex"},
 		// docs/agents/codex.md §2: one rollout per session under the start date's folders.
 		Files:     []FileSet{{Pattern: "sessions/*/*/*/rollout-*.jsonl", JSON: true}},
-		NewReader: func(path string) Reader { return newCodexRollout(path) },
+		NewReader: func(path string, _ Files) Reader { return newCodexRollout(path) },
 		Recognize: recognizeCodex,
 		LoginHint: codexLoginHint,
 		// Approval and question requests are never persisted (codex.md §3.1, §7).

@@ -30,7 +30,7 @@ func codexReadSettled(t *testing.T, path string) []Event {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r := codexAgent(t).NewReader(path)
+	r := codexAgent(t).NewReader(path, nil)
 	var events []Event
 	if err := eachRecord(f, MaxRecordBytes, func(line []byte) { events = append(events, r.Read(line)...) }, func(int) {}); err != nil {
 		t.Fatal(err)
@@ -96,7 +96,7 @@ func TestCodexReadFileSettlesOnlyQuietLegacyFiles(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	events, err := ReadFile(path, codexAgent(t))
+	events, err := readFile(path, codexAgent(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestCodexReadFileSettlesOnlyQuietLegacyFiles(t *testing.T) {
 	if err := os.Chtimes(path, old, old); err != nil {
 		t.Fatal(err)
 	}
-	events, err = ReadFile(path, codexAgent(t))
+	events, err = readFile(path, codexAgent(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
 	"time"
 )
 
@@ -28,69 +26,37 @@ type Settler interface {
 	Settle(quiet time.Duration) []Event
 }
 
-// RecordSource is implemented by a Reader whose file is not lines of text
-// (an SQLite database, a live server): it lists the file's records itself,
-// in the form the watcher hands them out.
-type RecordSource interface {
+// Listed is implemented by a Reader whose records are not the lines of a
+// file: the event rows of an agent's database (FileSet.Database) or a live
+// server's picture of a session. internal/watch lists its records.
+type Listed interface {
 	Reader
-	Records(path string) ([][]byte, error)
+	Listed()
 }
 
 // MaxRecordBytes caps one record: longer lines are skipped (Claude Code
 // writes multi-MB lines on /compact, formats/claude.md §3).
 const MaxRecordBytes = 8 << 20
 
-// ReadFile classifies the file at path with a fresh Reader of agent: line by
-// line, or as one record for a WholeFile reader. It serves `nudge classify`
-// and golden tests.
-func ReadFile(path string, agent Agent) ([]Event, error) {
-	if src, ok := agent.NewReader(path).(RecordSource); ok {
-		records, err := src.Records(path)
-		var events []Event
-		for _, rec := range records {
-			events = append(events, src.Read(rec)...)
-		}
-		if err != nil {
-			return events, fmt.Errorf("classify %s: %w", path, err)
-		}
-		if s, ok := src.(Settler); ok {
-			if info, err := os.Stat(path); err == nil {
-				events = append(events, s.Settle(time.Since(info.ModTime()))...)
-			}
-		}
-		return events, nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("classify %s: %w", path, err)
-	}
-	defer f.Close()
-	r := agent.NewReader(path)
+// ReadRecords classifies content, the bytes of one file, with r: line by
+// line, or as one record for a WholeFile reader. skipped is told the length
+// of each line over MaxRecordBytes, which is not classified.
+func ReadRecords(r Reader, content io.Reader, skipped func(n int)) ([]Event, error) {
 	if _, whole := r.(WholeFile); whole {
-		data, err := io.ReadAll(io.LimitReader(f, MaxRecordBytes+1))
+		data, err := io.ReadAll(io.LimitReader(content, MaxRecordBytes+1))
 		if err != nil {
-			return nil, fmt.Errorf("classify %s: %w", path, err)
+			return nil, err
 		}
 		if len(data) > MaxRecordBytes {
-			return nil, fmt.Errorf("classify %s: record over %d bytes", path, MaxRecordBytes)
+			return nil, fmt.Errorf("record over %d bytes", MaxRecordBytes)
 		}
 		return r.Read(data), nil
 	}
 	var events []Event
-	err = eachRecord(f, MaxRecordBytes, func(line []byte) {
+	err := eachRecord(content, MaxRecordBytes, func(line []byte) {
 		events = append(events, r.Read(line)...)
-	}, func(n int) {
-		slog.Warn("classify: skipped a line over the cap", "file", path, "bytes", n, "cap", MaxRecordBytes)
-	})
-	if err != nil {
-		return events, fmt.Errorf("classify %s: %w", path, err)
-	}
-	if s, ok := r.(Settler); ok {
-		if info, err := f.Stat(); err == nil {
-			events = append(events, s.Settle(time.Since(info.ModTime()))...)
-		}
-	}
-	return events, nil
+	}, skipped)
+	return events, err
 }
 
 // eachRecord calls record for every non-empty line of r of at most max

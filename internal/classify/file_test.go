@@ -2,8 +2,6 @@ package classify
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -38,20 +36,31 @@ func TestEachRecordReportsReadErrors(t *testing.T) {
 	}
 }
 
-func TestReadFileTranscript(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "abc.jsonl")
+// A transcript's content is read line by line: a line that is no JSON
+// record gives nothing, one over the cap is skipped and told, and a last
+// line without a newline counts.
+func TestReadRecordsTranscript(t *testing.T) {
 	huge := `{"type":"user","message":{"content":"` + strings.Repeat("a", MaxRecordBytes) + `"},"promptSource":"typed"}`
 	content := ccTyped + "\nnot json\n" + huge + "\n" + ccError500 // no newline at the end
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	events, err := ReadFile(path, claudeAgent(t))
+	var skipped []int
+	events, err := ReadRecords(newClaudeReader("projects/-p/abc.jsonl", nil), strings.NewReader(content), func(n int) { skipped = append(skipped, n) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	claudeSameKinds(t, events, UserMessage, TurnStarted, TurnFailed)
-	if _, err := ReadFile(filepath.Join(dir, "missing.jsonl"), claudeAgent(t)); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "missing.jsonl") {
-		t.Errorf("missing file: %v", err)
+	if len(skipped) != 1 || skipped[0] != len(huge)+1 {
+		t.Errorf("skipped %v, want the one line of %d bytes", skipped, len(huge)+1)
+	}
+}
+
+// A snapshot's content is one record, up to the cap.
+func TestReadRecordsWholeFile(t *testing.T) {
+	r := newClaudeReader("h/sessions/555.json", nil)
+	events, err := ReadRecords(r, strings.NewReader(`{"pid":555,"sessionId":"s","status":"idle"}`), func(int) {})
+	if err != nil || len(events) != 1 || events[0].Kind != AgentIdle || events[0].Process.PID != 555 {
+		t.Errorf("events %+v, err %v", events, err)
+	}
+	if _, err := ReadRecords(newClaudeReader("h/sessions/555.json", nil), strings.NewReader(strings.Repeat(" ", MaxRecordBytes+1)), func(int) {}); err == nil {
+		t.Error("a snapshot over the cap was read")
 	}
 }

@@ -28,7 +28,7 @@ func init() {
 		// appends grok-dev's hook input beside its grok.db, one file per session.
 		Home:      Home{Dir: ".grok"},
 		Files:     []FileSet{{Pattern: grokHooksDir + "/*.jsonl", JSON: true}},
-		NewReader: func(path string) Reader { return newGrokReader(path) },
+		NewReader: func(path string, _ Files) Reader { return newGrokReader(path) },
 		Recognize: recognizeGrok,
 		LoginHint: grokLoginHint,
 		Blind: "a failed Grok turn ends as finished: nudge cannot see Grok's failures unless its StopFailure hook " +

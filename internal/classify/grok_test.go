@@ -46,7 +46,7 @@ func TestGrokGoldenSamples(t *testing.T) {
 	agent := grokAgent(t)
 	for _, g := range grokGolden {
 		t.Run(g.file, func(t *testing.T) {
-			events, err := ReadFile(filepath.Join(grokSamples, g.file), agent)
+			events, err := readFile(filepath.Join(grokSamples, g.file), agent)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +72,7 @@ func TestGrokGoldenSamples(t *testing.T) {
 }
 
 func TestGrokPromptIsAPersonsTurn(t *testing.T) {
-	events, err := ReadFile(filepath.Join(grokSamples, "stop-with-reply.jsonl"), grokAgent(t))
+	events, err := readFile(filepath.Join(grokSamples, "stop-with-reply.jsonl"), grokAgent(t))
 	if err != nil {
 		t.Fatal(err)
 	}

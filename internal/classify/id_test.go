@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"nudge/internal/samples"
+	"nudge/internal/watch/disk"
 )
 
 // readLines classifies a sample file line by line with a fresh reader of
@@ -23,7 +24,7 @@ func readLines(t *testing.T, agent, path string) (lines [][]byte, events [][]Eve
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := a.NewReader(path)
+	r := a.NewReader(path, disk.Files{})
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, MaxRecordBytes)
 	for sc.Scan() {

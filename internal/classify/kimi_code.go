@@ -3,7 +3,6 @@ package classify
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -27,7 +26,7 @@ func init() {
 		Home:  Home{Env: "KIMI_CODE_HOME", Dir: ".kimi-code"},
 		// docs/agents/kimi.md A1: the person's agent is agents/main; other agents are sub-agents.
 		Files:     []FileSet{{Pattern: "sessions/*/*/agents/main/wire.jsonl", JSON: true}},
-		NewReader: func(path string) Reader { return newKimiCodeWire(path) },
+		NewReader: func(path string, files Files) Reader { return newKimiCodeWire(path, files) },
 		Recognize: recognizeKimiCode,
 		LoginHint: kimiCodeLoginHint,
 		// kimi.md A3 (no ending after a kill) and A7 (queued messages).
@@ -60,6 +59,7 @@ type kimiCodeWire struct {
 	session   string // session_<uuid>, the folder name
 	sessionIn string // the session folder, where state.json lives
 	project   string // the session's working directory, from state.json
+	files     Files
 
 	prompts map[string]bool // promptIds that started a turn
 	boxes   map[string]bool // interaction ids without interaction.resolved
@@ -67,8 +67,8 @@ type kimiCodeWire struct {
 
 // newKimiCodeWire names the session after the folder two levels above
 // agents/<agent>/ (kimi.md A1: "session_<uuid>, prefix included").
-func newKimiCodeWire(path string) *kimiCodeWire {
-	w := &kimiCodeWire{prompts: map[string]bool{}, boxes: map[string]bool{}}
+func newKimiCodeWire(path string, files Files) *kimiCodeWire {
+	w := &kimiCodeWire{prompts: map[string]bool{}, boxes: map[string]bool{}, files: orNoFiles(files)}
 	dir := filepath.Dir(path)
 	if filepath.Base(filepath.Dir(dir)) == "agents" {
 		w.sessionIn = filepath.Dir(filepath.Dir(dir))
@@ -87,8 +87,8 @@ func (w *kimiCodeWire) readProject() {
 	if w.project != "" || w.sessionIn == "" {
 		return
 	}
-	data, err := os.ReadFile(filepath.Join(w.sessionIn, "state.json"))
-	if err != nil || len(data) > 1<<20 {
+	data, err := w.files.ReadFile(filepath.Join(w.sessionIn, "state.json"), 1<<20)
+	if err != nil {
 		return
 	}
 	var st struct {

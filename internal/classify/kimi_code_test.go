@@ -89,7 +89,7 @@ func TestKimiCodeGoldenSamples(t *testing.T) {
 	rows := kimiTSV(t, "EXPECTED.tsv", 4)
 	for _, row := range rows {
 		t.Run(row[0], func(t *testing.T) {
-			events, err := ReadFile(kimiSampleWire(t, row[0]), agent)
+			events, err := readFile(kimiSampleWire(t, row[0]), agent)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,7 +132,7 @@ func TestKimiCodeGoldenTurns(t *testing.T) {
 	}
 	for _, scenario := range order {
 		t.Run(scenario, func(t *testing.T) {
-			events, err := ReadFile(kimiSampleWire(t, scenario), agent)
+			events, err := readFile(kimiSampleWire(t, scenario), agent)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +151,7 @@ func TestKimiCodeGoldenTurns(t *testing.T) {
 }
 
 func TestKimiCodeSessionProjectAndText(t *testing.T) {
-	events, err := ReadFile(kimiSampleWire(t, "e500"), kimiAgent(t, "kimi_code"))
+	events, err := readFile(kimiSampleWire(t, "e500"), kimiAgent(t, "kimi_code"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func kcEnded(errorJSON string) string {
 }
 
 func kimiCodeFeed(lines ...string) []Event {
-	r := newKimiCodeWire(filepath.Join("home", ".kimi-code", "sessions", "wd_p_000000000000", "session_s1", "agents", "main", "wire.jsonl"))
+	r := newKimiCodeWire(filepath.Join("home", ".kimi-code", "sessions", "wd_p_000000000000", "session_s1", "agents", "main", "wire.jsonl"), nil)
 	var out []Event
 	for _, l := range lines {
 		out = append(out, r.Read([]byte(l))...)

@@ -3,6 +3,8 @@ package classify
 import (
 	"path/filepath"
 	"testing"
+
+	"nudge/internal/watch/disk"
 )
 
 // FuzzKimiCode feeds three records to a fresh Kimi Code wire reader: no
@@ -14,7 +16,7 @@ func FuzzKimiCode(f *testing.F) {
 		f.Add(l, lines[(i+1)%len(lines)], lines[(i+2)%len(lines)])
 	}
 	f.Fuzz(func(t *testing.T, a, b, c []byte) {
-		r := newKimiCodeWire("sessions/wd_p_0/session_s/agents/main/wire.jsonl")
+		r := newKimiCodeWire("sessions/wd_p_0/session_s/agents/main/wire.jsonl", nil)
 		fuzzCheckEvents(t, kimiCodeName, append(append(r.Read(a), r.Read(b)...), r.Read(c)...))
 	})
 }
@@ -31,11 +33,11 @@ func FuzzKimiLegacy(f *testing.F) {
 	}
 	dir := f.TempDir() // one root for every input: its book is bounded
 	f.Fuzz(func(t *testing.T, logLine, a, b []byte) {
-		lr := newKimiLegacyReader(filepath.Join(dir, "logs", "kimi.log"))
+		lr := newKimiLegacyReader(filepath.Join(dir, "logs", "kimi.log"), disk.Files{})
 		if events := lr.Read(logLine); len(events) != 0 {
 			t.Fatalf("the log reader gave events: %+v", events)
 		}
-		wr := newKimiLegacyReader(filepath.Join(dir, "sessions", "b", "sid", "wire.jsonl"))
+		wr := newKimiLegacyReader(filepath.Join(dir, "sessions", "b", "sid", "wire.jsonl"), disk.Files{})
 		fuzzCheckEvents(t, kimiLegacyName, append(wr.Read(a), wr.Read(b)...))
 	})
 }

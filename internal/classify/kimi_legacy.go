@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -53,11 +52,11 @@ func init() {
 
 // newKimiLegacyReader picks the log reader for logs/kimi.log and the wire
 // reader for everything else.
-func newKimiLegacyReader(path string) Reader {
+func newKimiLegacyReader(path string, files Files) Reader {
 	if isKimiLogPath(path) {
 		return newKimiLogReader(path)
 	}
-	return newKimiLegacyWire(path)
+	return newKimiLegacyWire(path, orNoFiles(files))
 }
 
 // isKimiLogPath tells the CLI's log: kimi.log, or a rotated kimi.*.log, in a
@@ -83,6 +82,7 @@ type kimiLegacyWire struct {
 	session string // the bare uuid, the folder name
 	project string // the work dir whose md5 names the bucket, from kimi.json
 	book    *kimiLogBook
+	files   Files // where the book reads the end of the logs on a miss
 
 	interrupted   bool      // the turn's last step ended with StepInterrupted
 	interruptedAt time.Time // when
@@ -90,13 +90,13 @@ type kimiLegacyWire struct {
 	questions     map[string]string // tool_call_id → open QuestionRequest id
 }
 
-func newKimiLegacyWire(path string) *kimiLegacyWire {
+func newKimiLegacyWire(path string, files Files) *kimiLegacyWire {
 	dir := filepath.Dir(path)
-	w := &kimiLegacyWire{session: filepath.Base(dir), boxes: map[string]bool{}, questions: map[string]string{}}
+	w := &kimiLegacyWire{session: filepath.Base(dir), files: files, boxes: map[string]bool{}, questions: map[string]string{}}
 	bucket := filepath.Dir(dir)
 	if root := filepath.Dir(filepath.Dir(bucket)); filepath.Base(filepath.Dir(bucket)) == "sessions" {
 		w.book = kimiLogBookFor(root)
-		w.project = kimiLegacyWorkDir(root, filepath.Base(bucket))
+		w.project = kimiLegacyWorkDir(files, root, filepath.Base(bucket))
 	}
 	return w
 }
@@ -104,9 +104,9 @@ func newKimiLegacyWire(path string) *kimiLegacyWire {
 // kimiLegacyWorkDir finds in <root>/kimi.json the work dir whose bucket is
 // named bucket: md5 of the path, with "<kaos>_" before it for a non-local
 // backend (kimi.md B1). "" when unknown.
-func kimiLegacyWorkDir(root, bucket string) string {
-	data, err := os.ReadFile(filepath.Join(root, "kimi.json"))
-	if err != nil || len(data) > 4<<20 {
+func kimiLegacyWorkDir(files Files, root, bucket string) string {
+	data, err := files.ReadFile(filepath.Join(root, "kimi.json"), 4<<20)
+	if err != nil {
 		return ""
 	}
 	var cfg struct {
@@ -260,7 +260,7 @@ func (w *kimiLegacyWire) turnEnd(ts time.Time) []Event {
 		}
 		var line *kimiLogLine
 		if w.book != nil {
-			line = w.book.find(w.session, at, kimiLogFailed, true)
+			line = w.book.find(w.files, w.session, at, kimiLogFailed, true)
 		}
 		f := kimiLegacyFailure(line)
 		e := w.event(TurnFailed, ts)
@@ -268,7 +268,7 @@ func (w *kimiLegacyWire) turnEnd(ts time.Time) []Event {
 		return append(out, e)
 	}
 	if w.book != nil {
-		if line := w.book.find(w.session, ts, kimiLogStopped, false); line != nil {
+		if line := w.book.find(w.files, w.session, ts, kimiLogStopped, false); line != nil {
 			f := kimiLegacyFailure(line)
 			e := w.event(TurnFailed, ts)
 			e.Failure = &f

@@ -2,8 +2,6 @@ package classify
 
 import (
 	"bytes"
-	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -18,7 +16,8 @@ import (
 // reader files the lines that matter by session as it tails the log, and the
 // wire reader looks its failed turn up there. The two files are tailed
 // independently and the log line is written just before the wire records, so
-// on a miss the wire reader reads the end of the log files itself.
+// on a miss the book reads the end of the log files, through the wire
+// reader's Files.
 
 // kimiLogKind is what a log line says about a turn.
 type kimiLogKind int
@@ -201,8 +200,9 @@ func (b *kimiLogBook) file(sid string, l kimiLogLine) {
 // find returns the filed line of sid of one of kinds closest to at, within
 // the pairing window (or an hour off it, for a clock that jumped at a DST
 // change between the two writes; B3 rule 3). On a miss it reads the end of
-// the log files when scanOnMiss is set or no log reader feeds the book.
-func (b *kimiLogBook) find(sid string, at time.Time, kinds kimiLogKind, scanOnMiss bool) *kimiLogLine {
+// the log files in files when scanOnMiss is set or no log reader feeds the
+// book.
+func (b *kimiLogBook) find(files Files, sid string, at time.Time, kinds kimiLogKind, scanOnMiss bool) *kimiLogLine {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if l := b.lookup(sid, at, kinds); l != nil {
@@ -211,7 +211,7 @@ func (b *kimiLogBook) find(sid string, at time.Time, kinds kimiLogKind, scanOnMi
 	if !scanOnMiss && b.fed {
 		return nil
 	}
-	b.scan()
+	b.scan(files)
 	return b.lookup(sid, at, kinds)
 }
 
@@ -242,39 +242,33 @@ func (b *kimiLogBook) lookup(sid string, at time.Time, kinds kimiLogKind) *kimiL
 // (kimi.*.log; B3 rule 4) that changed since the last scan, so that a wire
 // file's history of many turns does not read the logs once per turn; the
 // caller holds b.mu.
-func (b *kimiLogBook) scan() {
-	files, _ := filepath.Glob(filepath.Join(b.root, "logs", "kimi*.log"))
-	sort.Strings(files)
-	sizes := make(map[string]int64, len(files))
-	for _, path := range files {
+func (b *kimiLogBook) scan(files Files) {
+	logs, _ := files.Glob(filepath.Join(b.root, "logs", "kimi*.log"))
+	sort.Strings(logs)
+	sizes := make(map[string]int64, len(logs))
+	for _, path := range logs {
 		if !isKimiLogPath(path) {
 			continue
 		}
-		info, err := os.Stat(path)
+		size, err := files.Size(path)
 		if err != nil {
 			continue
 		}
-		sizes[path] = info.Size()
-		if size, seen := b.sizes[path]; !seen || size != info.Size() {
-			b.scanFile(path, info.Size())
+		sizes[path] = size
+		if was, seen := b.sizes[path]; !seen || was != size {
+			b.scanFile(files, path)
 		}
 	}
 	b.sizes = sizes
 }
 
-func (b *kimiLogBook) scanFile(path string, size int64) {
-	f, err := os.Open(path)
+func (b *kimiLogBook) scanFile(files Files, path string) {
+	data, err := files.ReadTail(path, kimiLogTail)
 	if err != nil {
 		return
 	}
-	defer f.Close()
-	if size > kimiLogTail {
-		if _, err := f.Seek(size-kimiLogTail, io.SeekStart); err != nil {
-			return
-		}
-	}
 	// A first, partial line does not parse as a record and is skipped.
-	_ = eachRecord(f, MaxRecordBytes, func(line []byte) {
+	_ = eachRecord(bytes.NewReader(data), MaxRecordBytes, func(line []byte) {
 		if sid, l, ok := parseKimiLogLine(line); ok {
 			b.file(sid, l)
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"nudge/internal/watch/disk"
 )
 
 // kimiLegacySamples is the folder of legacy kimi-cli sessions (formats/samples/kimi-legacy).
@@ -38,7 +40,7 @@ func TestKimiLegacyGoldenSamples(t *testing.T) {
 		"with-tool-calls":         {{"open", "-"}},
 	} {
 		t.Run(sample, func(t *testing.T) {
-			events, err := ReadFile(filepath.Join(kimiLegacySamples, sample, "wire.jsonl"), agent)
+			events, err := readFile(filepath.Join(kimiLegacySamples, sample, "wire.jsonl"), agent)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +62,7 @@ func TestKimiLegacyGoldenSamples(t *testing.T) {
 		if len(wires) != 1 {
 			t.Fatalf("wire files %v", wires)
 		}
-		events, err := ReadFile(wires[0], agent)
+		events, err := readFile(wires[0], agent)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +87,7 @@ func TestKimiLegacyGoldenSamples(t *testing.T) {
 		buckets, _ := filepath.Glob(filepath.Join(root, "sessions", "*"))
 		named := 0
 		for _, b := range buckets {
-			if kimiLegacyWorkDir(root, filepath.Base(b)) != "" {
+			if kimiLegacyWorkDir(disk.Files{}, root, filepath.Base(b)) != "" {
 				named++
 			}
 		}
@@ -156,8 +158,8 @@ func TestKimiLegacyPairing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			wire, log := kimiLegacyHome(t)
 			// The daemon's order: the log line is read before the wire records.
-			feed(newKimiLegacyReader(log), klLog(tc.log))
-			events := feed(newKimiLegacyReader(wire), klBegin, klStep, klInterrupted, klEnd)
+			feed(newKimiLegacyReader(log, disk.Files{}), klLog(tc.log))
+			events := feed(newKimiLegacyReader(wire, disk.Files{}), klBegin, klStep, klInterrupted, klEnd)
 			claudeSameKinds(t, events, UserMessage, TurnStarted, AgentActivity, TurnFailed)
 			f := events[3].Failure
 			if f.Class != tc.class {
@@ -175,18 +177,18 @@ func TestKimiLegacyPairingOrderAndWindow(t *testing.T) {
 	failed := klLog("Agent step 1 failed: APIStatusError: Error code: 503 - {} (request_id=req-9)")
 	t.Run("wire read before the log: the end of the log file is read", func(t *testing.T) {
 		wire, log := kimiLegacyHome(t)
-		feed(newKimiLegacyReader(log), "2026-07-20 09:00:00.000 | INFO     | kimi_cli.app:main:1 | other - started")
+		feed(newKimiLegacyReader(log, disk.Files{}), "2026-07-20 09:00:00.000 | INFO     | kimi_cli.app:main:1 | other - started")
 		if err := os.WriteFile(log, []byte("partial first line\n"+failed+"\nTraceback (most recent call last):\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		events := feed(newKimiLegacyReader(wire), klBegin, klInterrupted, klEnd)
+		events := feed(newKimiLegacyReader(wire, disk.Files{}), klBegin, klInterrupted, klEnd)
 		if f := events[len(events)-1].Failure; f == nil || f.Class != ProviderError || !strings.Contains(f.Message, "req-9") {
 			t.Errorf("failure %+v", f)
 		}
 	})
 	t.Run("no log line: unknown", func(t *testing.T) {
 		wire, _ := kimiLegacyHome(t)
-		events := feed(newKimiLegacyReader(wire), klBegin, klInterrupted, klEnd)
+		events := feed(newKimiLegacyReader(wire, disk.Files{}), klBegin, klInterrupted, klEnd)
 		if f := events[len(events)-1].Failure; f == nil || f.Class != Unknown {
 			t.Errorf("failure %+v", f)
 		}
@@ -195,24 +197,24 @@ func TestKimiLegacyPairingOrderAndWindow(t *testing.T) {
 		wire, log := kimiLegacyHome(t)
 		other := strings.Replace(failed, "sid-1", "sid-2", 1)
 		late := strings.Replace(failed, "10:11:12.711", "10:11:20.711", 1)
-		feed(newKimiLegacyReader(log), other, late)
-		events := feed(newKimiLegacyReader(wire), klBegin, klInterrupted, klEnd)
+		feed(newKimiLegacyReader(log, disk.Files{}), other, late)
+		events := feed(newKimiLegacyReader(wire, disk.Files{}), klBegin, klInterrupted, klEnd)
 		if f := events[len(events)-1].Failure; f == nil || f.Class != Unknown {
 			t.Errorf("failure %+v", f)
 		}
 	})
 	t.Run("an hour off pairs (a DST change)", func(t *testing.T) {
 		wire, log := kimiLegacyHome(t)
-		feed(newKimiLegacyReader(log), strings.Replace(failed, "10:11:12.711", "11:11:12.711", 1))
-		events := feed(newKimiLegacyReader(wire), klBegin, klInterrupted, klEnd)
+		feed(newKimiLegacyReader(log, disk.Files{}), strings.Replace(failed, "10:11:12.711", "11:11:12.711", 1))
+		events := feed(newKimiLegacyReader(wire, disk.Files{}), klBegin, klInterrupted, klEnd)
 		if f := events[len(events)-1].Failure; f == nil || f.Class != ProviderError {
 			t.Errorf("failure %+v", f)
 		}
 	})
 	t.Run("retry lines are the CLI's own", func(t *testing.T) {
 		wire, log := kimiLegacyHome(t)
-		feed(newKimiLegacyReader(log), klLog("Retrying step for the 1 time (last error: APIStatusError: Error code: 503 - {}). Waiting 0.61 seconds."))
-		events := feed(newKimiLegacyReader(wire), klBegin, klStep, klRetry, klInterrupted, klEnd)
+		feed(newKimiLegacyReader(log, disk.Files{}), klLog("Retrying step for the 1 time (last error: APIStatusError: Error code: 503 - {}). Waiting 0.61 seconds."))
+		events := feed(newKimiLegacyReader(wire, disk.Files{}), klBegin, klStep, klRetry, klInterrupted, klEnd)
 		claudeSameKinds(t, events, UserMessage, TurnStarted, AgentActivity, AgentRetrying, TurnFailed)
 		if f := events[4].Failure; f.Class != Unknown {
 			t.Errorf("failure %+v", f)
@@ -236,11 +238,11 @@ func TestKimiLegacyTurnEndWithoutInterrupt(t *testing.T) {
 		{"Agent step 1 failed: APIStatusError: Error code: 503 - {}", TurnDone, ""},
 	} {
 		wire, log := kimiLegacyHome(t)
-		lr := newKimiLegacyReader(log)
+		lr := newKimiLegacyReader(log, disk.Files{})
 		if tc.log != "" {
 			feed(lr, klLog(tc.log))
 		}
-		events := feed(newKimiLegacyReader(wire), klBegin, klStep, end)
+		events := feed(newKimiLegacyReader(wire, disk.Files{}), klBegin, klStep, end)
 		last := events[len(events)-1]
 		if last.Kind != tc.kind || tc.class != "" && last.Failure.Class != tc.class {
 			t.Errorf("%q: last event %+v", tc.log, last)
@@ -256,7 +258,7 @@ func TestKimiLegacyLogGrowsBetweenTurns(t *testing.T) {
 	if err := os.WriteFile(log, []byte("2026-07-20 09:00:00.000 | INFO     | kimi_cli.app:main:1 | other - started\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := newKimiLegacyReader(wire)
+	r := newKimiLegacyReader(wire, disk.Files{})
 	early := strings.Replace(klEnd, "1784542272.715", "1784542200.000", 1)
 	claudeSameKinds(t, feed(r, klBegin, klStep, early), UserMessage, TurnStarted, AgentActivity, TurnDone)
 	f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
@@ -280,7 +282,7 @@ func TestKimiLegacyBoxesAndInput(t *testing.T) {
 	question := `{"timestamp": 1773128715.0, "message": {"type": "QuestionRequest", "payload": {"id": "q1", "tool_call_id": "Ask:1", "questions": []}}}`
 	answered := `{"timestamp": 1773128716.0, "message": {"type": "ToolResult", "payload": {"tool_call_id": "Ask:1", "return_value": {}}}}`
 	steer := `{"timestamp": 1773128717.0, "message": {"type": "SteerInput", "payload": {"user_input": "also this"}}}`
-	events := feed(newKimiLegacyReader(wire), klBegin, approval, approved, question, answered, steer, question, klEnd)
+	events := feed(newKimiLegacyReader(wire, disk.Files{}), klBegin, approval, approved, question, answered, steer, question, klEnd)
 	claudeSameKinds(t, events, UserMessage, TurnStarted, BoxOpened, BoxClosed, BoxOpened, BoxClosed, AgentActivity,
 		UserMessage, BoxOpened, BoxClosed, TurnDone)
 	if events[0].Text != "fix the failing test" || events[7].Text != "also this" {
@@ -296,7 +298,7 @@ func TestKimiLegacyBoxesAndInput(t *testing.T) {
 
 func TestKimiLegacyMalformedRecords(t *testing.T) {
 	wire, log := kimiLegacyHome(t)
-	lr, wr := newKimiLegacyReader(log), newKimiLegacyReader(wire)
+	lr, wr := newKimiLegacyReader(log, disk.Files{}), newKimiLegacyReader(wire, disk.Files{})
 	for _, line := range []string{
 		``, `{`, `not json`, `[]`, `null`, `{"timestamp": "x", "message": 5}`, klEnd[:30],
 		`{"timestamp": 1e300, "message": {"type": "TurnEnd", "payload": []}}`,

@@ -41,7 +41,7 @@ func init() {
 			{Pattern: museFramesDir + "/*.ndjson", JSON: true},
 			{Pattern: "sessions/*/*/*/*/" + museSessionFile, Host: "muse"},
 		},
-		NewReader: func(path string) Reader {
+		NewReader: func(path string, _ Files) Reader {
 			if museIsSessionFile(path) {
 				return newMuseHostReader(path)
 			}

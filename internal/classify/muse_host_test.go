@@ -43,7 +43,7 @@ func museHostReaderFor(t *testing.T) Reader {
 	if !ok {
 		t.Fatal("muse not registered")
 	}
-	return a.NewReader(museSessionPath)
+	return a.NewReader(museSessionPath, nil)
 }
 
 // The provider failure of the official provider-failure-turn transcript,

@@ -65,7 +65,7 @@ func TestMuseGoldenSamples(t *testing.T) {
 	agent := museAgent(t)
 	for _, g := range museGolden {
 		t.Run(g.file, func(t *testing.T) {
-			events, err := ReadFile(filepath.Join(museSamples, g.file), agent)
+			events, err := readFile(filepath.Join(museSamples, g.file), agent)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +90,7 @@ func TestMuseSampleDetails(t *testing.T) {
 	agent := museAgent(t)
 	read := func(name string) []Event {
 		t.Helper()
-		events, err := ReadFile(filepath.Join(museSamples, name), agent)
+		events, err := readFile(filepath.Join(museSamples, name), agent)
 		if err != nil {
 			t.Fatal(err)
 		}

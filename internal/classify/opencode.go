@@ -2,7 +2,6 @@ package classify
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"maps"
 	"path/filepath"
@@ -11,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"nudge/internal/watch/opencode"
 )
 
 // OpenCode: the durable event log in its SQLite database and the live event
@@ -27,8 +24,8 @@ const openCodeName = "opencode"
 // openCodeLoginHint is what a person does after an auth failure (SPEC §2).
 const openCodeLoginHint = "run `opencode auth login` (or fix the provider's API key in opencode.json)"
 
-// openCodeLivePrefix starts the path of a live stream's records:
-// opencode-sse://<pid>@<host>:<port>/<session> (internal/watch/opencode_live.go).
+// openCodeLivePrefix starts the path of a live stream's records
+// (OpenCodeLivePath).
 const openCodeLivePrefix = "opencode-sse://"
 
 // openCodeQuotaWait: a retry scheduled further away than this is OpenCode
@@ -64,8 +61,17 @@ func init() {
 	})
 }
 
-// liveTarget splits a live record path into the process and its server.
-func liveTarget(path string) (pid int, addr, session string, ok bool) {
+// OpenCodeLivePath is the path of the records of a session's live event
+// stream from the server of process pid at addr (host:port):
+// opencode-sse://<pid>@<addr>/<session>. internal/watch hands the stream's
+// events out as records of it.
+func OpenCodeLivePath(pid int, addr, session string) string {
+	return openCodeLivePrefix + strconv.Itoa(pid) + "@" + addr + "/" + session
+}
+
+// OpenCodeLiveTarget splits a live record path (OpenCodeLivePath) into the
+// process, its server and the session.
+func OpenCodeLiveTarget(path string) (pid int, addr, session string, ok bool) {
 	rest, ok := strings.CutPrefix(path, openCodeLivePrefix)
 	if !ok {
 		return 0, "", "", false
@@ -118,17 +124,23 @@ type openCodeSession struct {
 	undecided *Event
 }
 
-func newOpenCodeReader(path string) Reader {
+func newOpenCodeReader(path string, _ Files) Reader {
 	r := &openCodeReader{sessions: map[string]*openCodeSession{}}
-	r.pid, _, _, _ = liveTarget(path)
+	r.pid, _, _, _ = OpenCodeLiveTarget(path)
 	if r.pid != 0 || strings.HasSuffix(path, ".db") {
-		return openCodeSource{r}
+		return openCodeListed{r}
 	}
 	return r
 }
 
-// openCodeSource reads a database or a live server: it lists its records itself.
-type openCodeSource struct{ *openCodeReader }
+// openCodeListed reads a database or a live server, whose records
+// internal/watch lists.
+type openCodeListed struct{ *openCodeReader }
+
+var _ Listed = openCodeListed{}
+
+// Listed marks a reader of listed records.
+func (openCodeListed) Listed() {}
 
 func (r *openCodeReader) session(id string) *openCodeSession {
 	s := r.sessions[id]
@@ -552,32 +564,4 @@ func msTime(ms int64) time.Time {
 		return time.Time{}
 	}
 	return time.UnixMilli(ms).UTC()
-}
-
-// Records lists a database's event log, or asks a live server for the
-// session's status and open prompts, as records this reader takes.
-func (openCodeSource) Records(path string) ([][]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if pid, addr, session, ok := liveTarget(path); ok {
-		return opencode.LiveRecords(ctx, pid, addr, session)
-	}
-	db, err := opencode.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	var out [][]byte
-	for after := int64(0); ; {
-		rows, err := opencode.Events(ctx, db, after, 1024)
-		for _, row := range rows {
-			out, after = append(out, row.Line), row.RowID
-		}
-		if err != nil {
-			return out, err
-		}
-		if len(rows) < 1024 {
-			return out, nil
-		}
-	}
 }

@@ -26,7 +26,7 @@ func FuzzOpenCode(f *testing.F) {
 	}
 	f.Add([]byte(`{"type":"sync","syncEvent":{"id":"evt_1","type":"message.updated.1","data":{"sessionID":"ses_a","info":{"id":"msg_1","role":"assistant","time":{"completed":1}}}}}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		r := newOpenCodeReader("fuzz.jsonl")
+		r := newOpenCodeReader("fuzz.jsonl", nil)
 		for range 2 {
 			fuzzCheckEvents(t, openCodeName, r.Read(line))
 		}

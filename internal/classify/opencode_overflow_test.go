@@ -10,6 +10,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" driver
+
+	"nudge/internal/watch/opencode"
 )
 
 // openCodeRow is one row of OpenCode's durable event log.
@@ -95,7 +97,7 @@ func TestOpenCodeDatabaseOverflowRejected(t *testing.T) {
 	start := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	path := openCodeTestDB(t, session, start, openCodeOverflowRows(session, start))
 	agent, _ := Lookup(openCodeName)
-	events, err := ReadFile(path, agent)
+	events, err := readFile(path, agent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,9 +121,8 @@ func TestOpenCodeDatabaseOverflowRejected(t *testing.T) {
 	// The same rows, fed one by one with the database busy between them:
 	// the first step's ending waits for what follows instead of being
 	// taken for an abort.
-	r := newOpenCodeReader(path).(Settler)
-	src := r.(RecordSource)
-	records, err := src.Records(path)
+	r := newOpenCodeReader(path, nil).(Settler)
+	records, err := opencode.AllEvents(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,8 +144,8 @@ func TestOpenCodeDatabaseAbortSettles(t *testing.T) {
 	start := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	rows := openCodeOverflowRows(session, start)[:6] // up to the first step's ending
 	path := openCodeTestDB(t, session, start, rows)
-	r := newOpenCodeReader(path).(Settler)
-	records, err := r.(RecordSource).Records(path)
+	r := newOpenCodeReader(path, nil).(Settler)
+	records, err := opencode.AllEvents(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func TestOpenCodeDatabaseAbortSettles(t *testing.T) {
 	}
 
 	// A person's next message decides at once.
-	r2 := newOpenCodeReader(path)
+	r2 := newOpenCodeReader(path, nil)
 	for _, rec := range records {
 		r2.Read(rec)
 	}

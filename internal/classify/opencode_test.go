@@ -6,12 +6,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"nudge/internal/watch/opencode/opencodetest"
 )
 
 const openCodeSamples = "testdata/samples/opencode"
@@ -95,7 +92,7 @@ func TestOpenCodeExpected(t *testing.T) {
 				if a, ok := Recognize(file, head[:min(len(head), 4096)]); !ok || a.Name != "opencode" {
 					t.Errorf("%s not recognised as OpenCode", file)
 				}
-				events, err := ReadFile(file, agent)
+				events, err := readFile(file, agent)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -113,7 +110,7 @@ func TestOpenCodeExpected(t *testing.T) {
 func TestOpenCodeStreamEvents(t *testing.T) {
 	agent, _ := Lookup("opencode")
 	count := func(name string) map[Kind]int {
-		events, err := ReadFile(filepath.Join(openCodeSamples, name+".sse_event.jsonl"), agent)
+		events, err := readFile(filepath.Join(openCodeSamples, name+".sse_event.jsonl"), agent)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +149,7 @@ func TestOpenCodeRetryStatus(t *testing.T) {
 		{`{"type":"image_processing"}`, AgentActivity, time.Time{}},
 	}
 	for _, c := range cases {
-		r := newOpenCodeReader("x.jsonl").(*openCodeReader)
+		r := newOpenCodeReader("x.jsonl", nil).(*openCodeReader)
 		r.ref = at
 		// An event id made at `at`: (ms mod 2^36)<<12, 12 hex digits.
 		id := "evt_" + hex12(at) + "0000000000000A"
@@ -176,7 +173,7 @@ func TestOpenCodeRetryStatus(t *testing.T) {
 // TestOpenCodeTimeBeyondYear9999 keeps a nonsense time out of an event: it
 // could not be written as JSON.
 func TestOpenCodeTimeBeyondYear9999(t *testing.T) {
-	r := newOpenCodeReader("x.jsonl")
+	r := newOpenCodeReader("x.jsonl", nil)
 	evs := r.Read([]byte(`{"type":"session.status","properties":{"sessionID":"ses_a","status":{"type":"retry","attempt":1,"message":"usage limit","next":9000000000000000}}}`))
 	if len(evs) != 1 || evs[0].Kind != UsageLimited || !evs[0].Failure.ResetAt.IsZero() {
 		t.Fatalf("events %+v", evs)
@@ -218,76 +215,17 @@ func TestOpenCodeFailureClasses(t *testing.T) {
 		{`{"name":"NewError","data":{"message":"500"}}`, Unknown},
 	}
 	for _, c := range cases {
-		r := newOpenCodeReader("x.jsonl").(*openCodeReader)
+		r := newOpenCodeReader("x.jsonl", nil).(*openCodeReader)
 		evs := r.Read([]byte(`{"type":"message.updated","properties":{"sessionID":"ses_a","info":{"id":"msg_1","role":"assistant","time":{"created":1,"completed":2},"error":` + c.err + `}}}`))
 		if len(evs) != 1 || evs[0].Kind != TurnFailed || evs[0].Failure.Class != c.class {
 			t.Errorf("%s: got %+v, want %s", c.err, evs, c.class)
 		}
 	}
 	// A quota answer's reset time comes from retry-after and its date.
-	r := newOpenCodeReader("x.jsonl").(*openCodeReader)
+	r := newOpenCodeReader("x.jsonl", nil).(*openCodeReader)
 	evs := r.Read([]byte(`{"type":"message.updated","properties":{"sessionID":"ses_a","info":{"id":"msg_1","role":"assistant","time":{"created":1,"completed":2},"error":{"name":"APIError","data":{"message":"Go usage limit reached","statusCode":429,"responseHeaders":{"date":"Mon, 30 Nov 2026 09:10:25 GMT","retry-after":"7200"},"responseBody":"{\"type\":\"error\",\"error\":{\"type\":\"GoUsageLimitError\"}}"}}}}}`))
 	if want := time.Date(2026, 11, 30, 11, 10, 25, 0, time.UTC); len(evs) != 1 || !evs[0].Failure.ResetAt.Equal(want) || evs[0].Failure.Class != UsageLimit {
 		t.Errorf("Go limit: %+v", evs)
-	}
-}
-
-// TestOpenCodeLiveSnapshot reads a session's live picture from a stand-in
-// server, as the daemon does right before sending.
-func TestOpenCodeLiveSnapshot(t *testing.T) {
-	var status, perms string
-	srv := opencodetest.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/session/status":
-			w.Write([]byte(status))
-		case "/permission":
-			w.Write([]byte(perms))
-		case "/question":
-			w.Write([]byte(`[]`))
-		default:
-			http.NotFound(w, r)
-		}
-	}), []string{"HOME=" + t.TempDir()})
-	agent, _ := Lookup("opencode")
-	pid := srv.Cmd.Process.Pid
-	path := "opencode-sse://" + strconv.Itoa(pid) + "@" + srv.Addr + "/ses_dd4478e32ffeWP3grBPEAMzGHG"
-	last := func() *Process {
-		events, err := ReadFile(path, agent)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := len(events) - 1; i >= 0; i-- {
-			if p := events[i].Process; p != nil {
-				return p
-			}
-		}
-		t.Fatalf("no process picture in %+v", events)
-		return nil
-	}
-	status, perms = `{}`, `[]`
-	if p := last(); p.Status != "idle" || p.PID != pid {
-		t.Errorf("idle session: %+v", p)
-	}
-	status = `{"ses_dd4478e32ffeWP3grBPEAMzGHG":{"type":"busy"}}`
-	perms = `[{"id":"per_22bb8753a0017kCzih6RmiBz5c","sessionID":"ses_dd4478e32ffeWP3grBPEAMzGHG","permission":"bash"}]`
-	if p := last(); p.Status != "waiting" {
-		t.Errorf("open permission: %+v", p)
-	}
-	status = `{"ses_dd4478e32ffeWP3grBPEAMzGHG":{"type":"retry","attempt":1,"message":"x","next":1}}`
-	perms = `[{"id":"per_1","sessionID":"ses_other","permission":"bash"}]`
-	if p := last(); p.Status != "busy" {
-		t.Errorf("retrying session: %+v", p)
-	}
-	// The snapshot's status has no event id: a next attempt hours after
-	// now is a quota sleep all the same (formats/opencode.md §6.2).
-	next := time.Now().Add(2 * time.Hour).Truncate(time.Millisecond)
-	status = `{"ses_dd4478e32ffeWP3grBPEAMzGHG":{"type":"retry","attempt":1,"message":"Rate limited","next":` + strconv.FormatInt(next.UnixMilli(), 10) + `}}`
-	events, err := ReadFile(path, agent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(events) == 0 || events[0].Kind != UsageLimited || !events[0].Failure.ResetAt.Equal(next) {
-		t.Errorf("a far retry in the snapshot: %+v, want usage_limited until %v", events, next)
 	}
 }
 

@@ -31,7 +31,7 @@ func TestSessionIDsOfTheSamples(t *testing.T) {
 			if !ok || realLayout[a.Name] != nil && !realLayout[a.Name](filepath.ToSlash(p)) {
 				return nil
 			}
-			events, _ := ReadFile(p, a)
+			events, _ := readFile(p, a)
 			for _, e := range events {
 				if err := a.CheckSession(e.Session); err != nil {
 					t.Errorf("%s: %v", p, err)

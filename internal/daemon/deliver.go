@@ -14,6 +14,7 @@ import (
 	"nudge/internal/inbox"
 	"nudge/internal/inject"
 	"nudge/internal/retry"
+	"nudge/internal/watch"
 )
 
 // NewInjector builds the delivery backends in the configured order
@@ -117,8 +118,8 @@ func (d *Daemon) startInject(ctx context.Context, s *session, a inbox.AttemptRow
 // idleCheck re-reads the session's live registry right before typing: the
 // agent must still be idle at its prompt with no box open.
 func (d *Daemon) idleCheck(s *session) func(context.Context) error {
-	path, agentName := s.registry, s.key.Agent
-	return func(context.Context) error {
+	path, agentName, log := s.registry, s.key.Agent, d.log
+	return func(ctx context.Context) error {
 		if path == "" {
 			return errors.New("no live registry for the session: cannot tell whether a box is open")
 		}
@@ -126,7 +127,7 @@ func (d *Daemon) idleCheck(s *session) func(context.Context) error {
 		if !ok {
 			return fmt.Errorf("unknown agent %q", agentName)
 		}
-		events, err := classify.ReadFile(path, agent)
+		events, err := watch.ReadFile(ctx, path, agent, log)
 		if err != nil {
 			return fmt.Errorf("re-read live registry: %w", err)
 		}

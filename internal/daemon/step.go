@@ -15,6 +15,7 @@ import (
 	"nudge/internal/notify"
 	"nudge/internal/retry"
 	"nudge/internal/watch"
+	"nudge/internal/watch/disk"
 )
 
 // A step is what one round of the loop changed: it is stored in one
@@ -212,7 +213,7 @@ func (d *Daemon) classifyRecord(rec watch.Record, now time.Time) []found {
 			d.log.Warn("record from an unknown agent", "agent", rec.Agent, "path", rec.Path)
 			return nil
 		}
-		r = agent.NewReader(rec.Path)
+		r = agent.NewReader(rec.Path, disk.Files{})
 		d.readers[rec.Path] = r
 		d.midway[rec.Path] = rec.Offset > 0
 	}

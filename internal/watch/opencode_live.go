@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"nudge/internal/classify"
 	"nudge/internal/proc"
 	"nudge/internal/watch/opencode"
 )
@@ -32,15 +33,13 @@ import (
 //
 //	opencode-sse://<pid>@<host>:<port>/<session>
 //
-// one per process and session, and no position. Nothing a stream says is
+// (classify.OpenCodeLivePath) one per process and session, and no position. Nothing a stream says is
 // taken before the database confirms it: a session's events pass only once
 // the database holds that session, in the folder the stream names. While a
 // stream reports a session, that session's database rows are skipped
 // (opencode_db.go).
 
 const (
-	// LivePrefix starts the path of a record from a live event stream.
-	LivePrefix = "opencode-sse://"
 	// liveSettle is how long the changes that woke the search may go on
 	// before the process table is read.
 	liveSettle = 500 * time.Millisecond
@@ -57,11 +56,6 @@ const (
 	// is looked for again, while its stream speaks of it.
 	liveRecheck = time.Second
 )
-
-// livePath is the record path of a session's events from one process.
-func livePath(pid int, addr, session string) string {
-	return LivePrefix + strconv.Itoa(pid) + "@" + addr + "/" + session
-}
 
 // liveState is the watcher's side of the live streams.
 type liveState struct {
@@ -413,7 +407,7 @@ func (w *Watcher) liveEvent(ctx context.Context, p liveProc, frame []byte, sessi
 		}
 		return
 	}
-	m := liveMsg{agent: p.agent, path: livePath(p.PID, p.Addr, id), session: id, line: bytes.Clone(payload)}
+	m := liveMsg{agent: p.agent, path: classify.OpenCodeLivePath(p.PID, p.Addr, id), session: id, line: bytes.Clone(payload)}
 	if !s.covered {
 		s.covered, m.first = true, true
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"nudge/internal/classify"
 	"nudge/internal/samples"
 	"nudge/internal/watch/opencode/opencodetest"
 )
@@ -265,7 +266,7 @@ func TestOpenCodeLiveStreamTrustsOnlyTheDatabase(t *testing.T) {
 	eventually(t, "the session's event once the database holds it", func() bool {
 		oc.frames <- frame
 		for _, rec := range r.synced(db) {
-			if strings.HasPrefix(rec.Path, LivePrefix) && strings.HasSuffix(rec.Path, "/"+madeUp) {
+			if _, _, session, live := classify.OpenCodeLiveTarget(rec.Path); live && session == madeUp {
 				return true
 			}
 		}
@@ -291,7 +292,7 @@ func TestOpenCodeLiveStreamTrustsOnlyTheDatabase(t *testing.T) {
 	frame, _ = liveStatus(sampleFolder, sampleSession, "idle")
 	oc.frames <- frame
 	for _, rec := range r.synced(db) {
-		if strings.HasPrefix(rec.Path, LivePrefix) && strings.HasSuffix(rec.Path, "/"+sampleSession) {
+		if _, _, session, live := classify.OpenCodeLiveTarget(rec.Path); live && session == sampleSession {
 			t.Errorf("stream used for the session after it named another folder: %s", rec.Line)
 		}
 	}

@@ -121,3 +121,27 @@ func Last(ctx context.Context, db *sql.DB) (int64, error) {
 	}
 	return last, nil
 }
+
+// allPage is how many rows AllEvents reads at a time.
+const allPage = 1024
+
+// AllEvents is every row of the event log of the database at path, as
+// lines, in the order they were written: a whole database read at once
+// (`nudge classify`). Rows read before an error are returned with it.
+func AllEvents(ctx context.Context, path string) ([][]byte, error) {
+	db, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	var out [][]byte
+	for after := int64(0); ; {
+		rows, err := Events(ctx, db, after, allPage)
+		for _, row := range rows {
+			out, after = append(out, row.Line), row.RowID
+		}
+		if err != nil || len(rows) < allPage {
+			return out, err
+		}
+	}
+}

@@ -1,0 +1,67 @@
+// Package disk reads, for an agent's readers, the files that complete its
+// records (classify.Files): small files read whole and the ends of logs.
+package disk
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Files is the real file system.
+type Files struct{}
+
+// ReadFile returns the content of the file at path, or an error when it is
+// longer than max bytes.
+func (Files) ReadFile(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s: over %d bytes", path, max)
+	}
+	return data, nil
+}
+
+// Glob lists the files matching pattern.
+func (Files) Glob(pattern string) ([]string, error) { return filepath.Glob(pattern) }
+
+// Size is the length of the file at path.
+func (Files) Size(path string) (int64, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return info.Size(), nil
+}
+
+// ReadTail returns the bytes of the file at path from max bytes before its
+// end on (all of it when shorter).
+func (Files) ReadTail(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if size := info.Size(); size > max {
+		if _, err := f.Seek(size-max, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("seek %s: %w", path, err)
+		}
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return data, nil
+}
