@@ -1,57 +1,88 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"nudge/internal/classify"
 	"nudge/internal/watch"
+	"nudge/internal/watch/agentdb"
 )
 
-// newHookCmd is the command an agent's hooks run: it appends the hook's
-// stdin to a file the daemon reads, and returns at once. Only Grok needs it
-// (formats/grok.md §3): Grok writes no record of a failed turn.
+// newHookCmd is the command an agent's hooks run (classify.Agent.Hook): it
+// appends the hook's stdin to a file the daemon reads, and returns at once.
+// Only Grok needs one (docs/agents/grok.md §3): Grok writes no record of a
+// failed turn.
 func newHookCmd() *cobra.Command {
+	names := hookAgents()
 	return &cobra.Command{
-		Use:   "hook grok",
+		Use:   "hook " + strings.Join(names, "|"),
 		Short: "Record one Grok hook for the daemon (the command of grok-dev's UserPromptSubmit, Stop and StopFailure hooks)",
 		Long: "Reads the hook's JSON from stdin and appends it, with the time it came, to\n" +
 			"<grok root>/nudge/hooks/<session>.jsonl, where the daemon reads it.\n" +
 			"Set it in ~/.grok/user-settings.json as the command of the UserPromptSubmit,\n" +
 			"Stop and StopFailure hooks.",
 		Args:      args(cobra.ExactArgs(1)),
-		ValidArgs: []string{"grok"},
+		ValidArgs: names,
 		RunE: func(cmd *cobra.Command, a []string) error {
-			if a[0] != "grok" {
-				return usageError{fmt.Errorf("no hook for agent %q (known: grok)", a[0])}
+			agent, ok := classify.Lookup(a[0])
+			if !ok || agent.Hook == nil {
+				return usageError{fmt.Errorf("no hook for agent %q (known: %s)", a[0], strings.Join(names, ", "))}
 			}
 			cfg, err := loadConfig(cmd)
 			if err != nil {
 				return err
 			}
-			root := cfg.Agent("grok").Root
+			root := cfg.Agent(agent.Name).Root
 			if root == "" {
-				root = watch.DefaultRoot("grok")
+				root = watch.DefaultRoot(agent.Name)
 			}
 			if root == "" {
-				return fmt.Errorf("grok hook: no home folder to write to; set agents.grok.root")
+				return fmt.Errorf("%s hook: no home folder to write to; set agents.%s.root", agent.Name, agent.Name)
 			}
-			input, err := io.ReadAll(io.LimitReader(cmd.InOrStdin(), classify.GrokHookInputMax+1))
+			input, err := io.ReadAll(io.LimitReader(cmd.InOrStdin(), classify.HookInputMax+1))
 			if err != nil {
-				return fmt.Errorf("grok hook: read stdin: %w", err)
+				return fmt.Errorf("%s hook: read stdin: %w", agent.Name, err)
 			}
-			path, line, err := classify.GrokHookRecord(input, os.Getenv("GROK_HOOK_EVENT"), root, time.Now())
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			h := agent.Hook
+			count := func(session string) (int, error) {
+				if h.CountQuery == "" {
+					return 0, errors.New("no count")
+				}
+				n, err := agentdb.Count(cmd.Context(), filepath.Join(root, h.CountDB), h.CountQuery, session)
+				if err != nil && !errors.Is(err, fs.ErrNotExist) {
+					log.Warn(agent.Name+" hook: count unknown", "db", h.CountDB, "err", err)
+				}
+				return n, err
+			}
+			file, line, err := h.Record(input, os.Getenv(h.EventVar), time.Now(), count)
 			if err != nil {
 				return err
 			}
-			return appendLine(path, line)
+			return appendLine(filepath.Join(root, filepath.FromSlash(file)), line)
 		},
 	}
+}
+
+// hookAgents names the agents with a hook command.
+func hookAgents() []string {
+	var names []string
+	for _, a := range classify.Agents() {
+		if a.Hook != nil {
+			names = append(names, a.Name)
+		}
+	}
+	return names
 }
 
 // appendLine adds line to the file at path in one write, creating the file

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Reader turns the records of one file (a transcript, a registry entry) into
@@ -50,6 +51,9 @@ type Agent struct {
 	// prompt with no approval or question on screen. Agents whose records
 	// cannot show an open box (Codex) need it.
 	ScreenReady func(screen string) error
+	// Hook, if set, is how the agent's own hooks feed nudge (`nudge hook
+	// <name>`), for an agent whose records do not show a failed turn.
+	Hook *Hook
 	// Resume, if set, is the agent's headless command that continues a
 	// session no live process holds (internal/inject, inject.resume).
 	Resume *ResumeCommand
@@ -90,6 +94,26 @@ type FileSet struct {
 	// counted and logged.
 	JSON bool
 }
+
+// Hook is how an agent's own hooks feed nudge: its hook command, `nudge hook
+// <name>`, appends one line per call to a file under the agent's root, read
+// like any other record file (the agent's Files name it).
+type Hook struct {
+	// EventVar is the environment variable that names the hook's event.
+	EventVar string
+	// CountDB and CountQuery, if set, are a number a record may carry from
+	// the agent's own SQLite database: CountQuery, with the session id as
+	// its one argument, asked of CountDB, relative to the root.
+	CountDB, CountQuery string
+	// Record turns one call's input (its stdin, at most HookInputMax
+	// bytes) into the line to append and names its file ('/'-separated,
+	// relative to the root). count asks CountQuery for a session; its
+	// error leaves the number out.
+	Record func(input []byte, event string, now time.Time, count func(session string) (int, error)) (file string, line []byte, err error)
+}
+
+// HookInputMax caps the input one hook call may hand over.
+const HookInputMax = 4 << 20
 
 // ResumeCommand is an agent's headless command that continues a session by
 // id with one prompt: argv only, never a shell.

@@ -35,6 +35,15 @@ func init() {
 			"is set to feed nudge (grok-dev ≥ 1.1.5: `nudge hook grok` as the UserPromptSubmit, Stop and StopFailure " +
 			"hook; @vibe-kit/grok-cli has no hooks); Grok has no hook for its approval prompts, so its boxes stay unseen",
 		Executables: []string{"grok"},
+		// docs/agents/grok.md §2, §3: UserPromptSubmit and Stop carry the
+		// session's reply count in grok.db, so that a Stop without a
+		// reply can be told from a finished turn.
+		Hook: &Hook{
+			EventVar:   "GROK_HOOK_EVENT",
+			CountDB:    "grok.db",
+			CountQuery: `SELECT count(*) FROM messages WHERE session_id = ? AND role = 'assistant'`,
+			Record:     grokHookRecord,
+		},
 		// docs/agents/grok.md §2: grok.db's sessions.id, of no documented shape.
 		SessionID: regexp.MustCompile(anyIDPattern),
 	})

@@ -1,32 +1,21 @@
 package classify
 
 import (
-	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"log/slog"
-	"net/url"
-	"os"
-	"path/filepath"
+	"path"
 	"strings"
 	"time"
-
-	_ "modernc.org/sqlite" // grok-dev's grok.db
 )
 
-// GrokHookInputMax caps the stdin one hook may hand over.
-const GrokHookInputMax = 4 << 20
-
-// GrokHookRecord turns one Grok hook's stdin into the line `nudge hook grok`
-// appends, and names the file it goes to under root (Grok's home). event is
+// grokHookRecord turns one Grok hook's stdin into the line `nudge hook
+// grok` appends, and names its file under Grok's home. event is
 // $GROK_HOOK_EVENT. For UserPromptSubmit and Stop the line carries the
-// session's reply count in root/grok.db, so that a Stop without a reply can
-// be told from a finished turn (grok.md §3).
-func GrokHookRecord(input []byte, event, root string, now time.Time) (path string, line []byte, err error) {
-	if len(input) > GrokHookInputMax {
-		return "", nil, fmt.Errorf("grok hook: input over %d bytes", GrokHookInputMax)
+// session's reply count in grok.db (count), so that a Stop without a reply
+// can be told from a finished turn (grok.md §3).
+func grokHookRecord(input []byte, event string, now time.Time, count func(session string) (int, error)) (file string, line []byte, err error) {
+	if len(input) > HookInputMax {
+		return "", nil, fmt.Errorf("grok hook: input over %d bytes", HookInputMax)
 	}
 	raw := json.RawMessage(strings.TrimSpace(string(input)))
 	var in grokHookInput
@@ -39,20 +28,17 @@ func GrokHookRecord(input []byte, event, root string, now time.Time) (path strin
 		hook = event
 	}
 	if (hook == "UserPromptSubmit" || hook == "Stop") && in.SessionID != "" {
-		n, err := grokReplies(filepath.Join(root, "grok.db"), in.SessionID)
-		if err == nil {
+		// Without the count a Stop reads as finished: the limitation
+		// nudge shows anyway.
+		if n, err := count(in.SessionID); err == nil {
 			rec.Replies = &n
-		} else if !errors.Is(err, os.ErrNotExist) {
-			// Without the count a Stop reads as finished: the limitation
-			// nudge shows anyway.
-			slog.Warn("grok hook: reply count unknown", "err", err)
 		}
 	}
 	line, err = json.Marshal(rec)
 	if err != nil {
 		return "", nil, fmt.Errorf("grok hook: %w", err)
 	}
-	return filepath.Join(root, filepath.FromSlash(grokHooksDir), grokFileName(in.SessionID)+".jsonl"), line, nil
+	return path.Join(grokHooksDir, grokFileName(in.SessionID)+".jsonl"), line, nil
 }
 
 // grokFileName makes a session id safe as a file name.
@@ -74,34 +60,4 @@ func grokFileName(session string) string {
 		return "unknown-session"
 	}
 	return name
-}
-
-// grokReplyTimeout bounds the read of grok.db: the hook must return at once.
-const grokReplyTimeout = 2 * time.Second
-
-// grokReplies counts the session's assistant messages in grok.db, read-only
-// and without holding a transaction (grok.md §2). A missing database is
-// os.ErrNotExist.
-func grokReplies(db, session string) (int, error) {
-	if _, err := os.Stat(db); err != nil {
-		return 0, fmt.Errorf("grok.db: %w", err)
-	}
-	abs, err := filepath.Abs(db)
-	if err != nil {
-		return 0, fmt.Errorf("grok.db: %w", err)
-	}
-	name := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
-	conn, err := sql.Open("sqlite", name+"?mode=ro&_pragma=busy_timeout(1000)&_pragma=query_only(1)")
-	if err != nil {
-		return 0, fmt.Errorf("grok.db %s: %w", abs, err)
-	}
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), grokReplyTimeout)
-	defer cancel()
-	var n int
-	err = conn.QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE session_id = ? AND role = 'assistant'`, session).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("grok.db %s: count replies: %w", abs, err)
-	}
-	return n, nil
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"nudge/internal/watch/agentdb"
 )
 
 // grokSamples holds hook record files constructed from formats/grok.md §3
@@ -142,7 +144,7 @@ func TestGrokHookRecord(t *testing.T) {
 	prompt := `{"hook_event_name":"UserPromptSubmit","user_prompt":"fix the build","session_id":"6f1c","cwd":"/home/dev/project"}`
 	stop := `{"hook_event_name":"Stop","session_id":"6f1c","cwd":"/home/dev/project"}`
 
-	path, line, err := GrokHookRecord([]byte(prompt+"\n"), "UserPromptSubmit", root, now)
+	path, line, err := grokHook(t, []byte(prompt+"\n"), "UserPromptSubmit", root, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +163,7 @@ func TestGrokHookRecord(t *testing.T) {
 	}
 
 	// The turn failed: grok-dev wrote nothing, so Stop sees the same count.
-	_, stopLine, err := GrokHookRecord([]byte(stop), "Stop", root, now.Add(5*time.Second))
+	_, stopLine, err := grokHook(t, []byte(stop), "Stop", root, now.Add(5*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,11 +175,11 @@ func TestGrokHookRecord(t *testing.T) {
 	if _, err := db.Exec(`INSERT INTO messages VALUES ('6f1c', 9, 'assistant', '{}', '2026-09-01')`); err != nil {
 		t.Fatal(err)
 	}
-	_, line2, _ := GrokHookRecord([]byte(prompt), "", root, now.Add(time.Minute))
+	_, line2, _ := grokHook(t, []byte(prompt), "", root, now.Add(time.Minute))
 	if _, err := db.Exec(`INSERT INTO messages VALUES ('6f1c', 10, 'assistant', '{}', '2026-09-01')`); err != nil {
 		t.Fatal(err)
 	}
-	_, stop2, _ := GrokHookRecord([]byte(stop), "", root, now.Add(2*time.Minute))
+	_, stop2, _ := grokHook(t, []byte(stop), "", root, now.Add(2*time.Minute))
 	claudeSameKinds(t, append(r.Read(line2), r.Read(stop2)...), UserMessage, TurnStarted, TurnDone)
 }
 
@@ -185,7 +187,7 @@ func TestGrokHookRecordEdges(t *testing.T) {
 	root := t.TempDir()
 	now := time.Now()
 	t.Run("no grok.db: no count", func(t *testing.T) {
-		_, line, err := GrokHookRecord([]byte(`{"hook_event_name":"Stop","session_id":"s"}`), "Stop", root, now)
+		_, line, err := grokHook(t, []byte(`{"hook_event_name":"Stop","session_id":"s"}`), "Stop", root, now)
 		if err != nil || strings.Contains(string(line), `"replies"`) {
 			t.Errorf("line %s, err %v", line, err)
 		}
@@ -195,7 +197,7 @@ func TestGrokHookRecordEdges(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(other, "grok.db"), nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, line, err := GrokHookRecord([]byte(`{"hook_event_name":"Stop","session_id":"s"}`), "Stop", other, now)
+		_, line, err := grokHook(t, []byte(`{"hook_event_name":"Stop","session_id":"s"}`), "Stop", other, now)
 		if err != nil || strings.Contains(string(line), `"replies"`) {
 			t.Errorf("line %s, err %v", line, err)
 		}
@@ -203,7 +205,7 @@ func TestGrokHookRecordEdges(t *testing.T) {
 	t.Run("the session id cannot leave the folder", func(t *testing.T) {
 		for _, id := range []string{"../../etc/passwd", "..", "", "a/b\\c", strings.Repeat("x", 500)} {
 			in, _ := json.Marshal(map[string]string{"hook_event_name": "StopFailure", "session_id": id, "error": "x"})
-			path, _, err := GrokHookRecord(in, "", root, now)
+			path, _, err := grokHook(t, in, "", root, now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -213,14 +215,14 @@ func TestGrokHookRecordEdges(t *testing.T) {
 		}
 	})
 	t.Run("bad input is refused", func(t *testing.T) {
-		for _, in := range [][]byte{nil, []byte("not json"), []byte(`[1]`), make([]byte, GrokHookInputMax+1)} {
-			if _, _, err := GrokHookRecord(in, "", root, now); err == nil {
+		for _, in := range [][]byte{nil, []byte("not json"), []byte(`[1]`), make([]byte, HookInputMax+1)} {
+			if _, _, err := grokHook(t, in, "", root, now); err == nil {
 				t.Errorf("%.20q accepted", in)
 			}
 		}
 	})
 	t.Run("the event name from the environment", func(t *testing.T) {
-		_, line, _ := GrokHookRecord([]byte(`{"session_id":"s","error":"The API service is overloaded. Please try again later."}`), "StopFailure", root, now)
+		_, line, _ := grokHook(t, []byte(`{"session_id":"s","error":"The API service is overloaded. Please try again later."}`), "StopFailure", root, now)
 		events := newGrokReader("s.jsonl").Read(line)
 		if len(events) != 1 || events[0].Kind != TurnFailed || events[0].Failure.Code != "http/529" {
 			t.Errorf("events = %+v", events)
@@ -228,18 +230,35 @@ func TestGrokHookRecordEdges(t *testing.T) {
 	})
 }
 
-func TestGrokReplies(t *testing.T) {
+// The Grok hook's count is the session's replies in grok.db.
+func TestGrokReplyCount(t *testing.T) {
 	root := t.TempDir()
 	grokDB(t, root, "a", 3)
-	if n, err := grokReplies(filepath.Join(root, "grok.db"), "a"); err != nil || n != 3 {
+	if n, err := grokReplies(t, root, "a"); err != nil || n != 3 {
 		t.Errorf("replies = %d, %v; want 3", n, err)
 	}
-	if n, err := grokReplies(filepath.Join(root, "grok.db"), "b"); err != nil || n != 0 {
+	if n, err := grokReplies(t, root, "b"); err != nil || n != 0 {
 		t.Errorf("other session: %d, %v", n, err)
 	}
-	if _, err := grokReplies(filepath.Join(root, "none.db"), "a"); !errors.Is(err, os.ErrNotExist) {
+	if _, err := grokReplies(t, t.TempDir(), "a"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing database: %v", err)
 	}
+}
+
+// grokReplies counts a session's replies in root's grok.db as `nudge hook
+// grok` does.
+func grokReplies(t *testing.T, root, session string) (int, error) {
+	h := grokAgent(t).Hook
+	return agentdb.Count(t.Context(), filepath.Join(root, h.CountDB), h.CountQuery, session)
+}
+
+// grokHook runs the Grok hook's record function as `nudge hook grok` does,
+// with root as Grok's home, and returns the file the line goes to.
+func grokHook(t *testing.T, input []byte, event, root string, now time.Time) (path string, line []byte, err error) {
+	file, line, err := grokAgent(t).Hook.Record(input, event, now, func(session string) (int, error) {
+		return grokReplies(t, root, session)
+	})
+	return filepath.Join(root, filepath.FromSlash(file)), line, err
 }
 
 func TestGrokRecognize(t *testing.T) {

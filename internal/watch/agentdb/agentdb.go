@@ -1,0 +1,44 @@
+// Package agentdb asks an agent's own SQLite database one question,
+// read-only and without holding a transaction: for a hook that must return
+// at once (classify.Hook).
+package agentdb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" driver
+)
+
+// timeout bounds one question.
+const timeout = 2 * time.Second
+
+// Count runs query, which selects one number, with args on the database at
+// path. A missing database is an error wrapping os.ErrNotExist.
+func Count(ctx context.Context, path, query string, args ...any) (int, error) {
+	if _, err := os.Stat(path); err != nil {
+		return 0, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	name := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
+	db, err := sql.Open("sqlite", name+"?mode=ro&_pragma=busy_timeout(1000)&_pragma=query_only(1)")
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", abs, err)
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var n int
+	if err := db.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("%s: %w", abs, err)
+	}
+	return n, nil
+}
