@@ -3,6 +3,7 @@ package classify
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -66,5 +67,38 @@ func TestReadmeNamesEveryAgent(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(titles, want) {
 		t.Errorf("README agents %q, registry %q", titles, want)
+	}
+}
+
+// Every registry entry has what the rest of nudge reads from it.
+func TestRegistryEntriesAreComplete(t *testing.T) {
+	key := regexp.MustCompile(`^[a-z][a-z_]*$`)
+	for _, a := range Agents() {
+		switch {
+		case !key.MatchString(a.Name):
+			t.Errorf("%q: a name must be a config key", a.Name)
+		case a.Title == "", a.LoginHint == "":
+			t.Errorf("%s: title %q, login hint %q", a.Name, a.Title, a.LoginHint)
+		case a.Home.Dir == "" || len(a.Files) == 0:
+			t.Errorf("%s: no home folder or no files to read", a.Name)
+		case a.NewReader == nil || a.Recognize == nil:
+			t.Errorf("%s: no reader or recogniser", a.Name)
+		case a.SessionID == nil || len(a.Executables) == 0:
+			t.Errorf("%s: no session id shape or process names", a.Name)
+		}
+		for _, f := range a.Files {
+			if f.Pattern == "" || strings.HasPrefix(f.Pattern, "/") || strings.Contains(f.Pattern, "..") {
+				t.Errorf("%s: pattern %q is not below the root", a.Name, f.Pattern)
+			}
+		}
+		if r := a.Resume; r != nil {
+			argv := r.Argv("SESSION", "TEXT")
+			if len(argv) < 3 || !slices.Contains(argv, "TEXT") || !slices.ContainsFunc(argv, func(s string) bool { return strings.Contains(s, "SESSION") }) {
+				t.Errorf("%s: resume command %q does not carry the session and the text", a.Name, argv)
+			}
+		}
+		if h := a.Hook; h != nil && (h.Record == nil || h.EventVar == "" || (h.CountDB == "") != (h.CountQuery == "")) {
+			t.Errorf("%s: incomplete hook %+v", a.Name, h)
+		}
 	}
 }
