@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"os"
 	"slices"
@@ -126,7 +127,7 @@ func doctorDelivery(ctx context.Context, w io.Writer, cfg config.Config, live []
 			resume = append(resume, agent)
 		}
 	}
-	inj, err := daemon.NewInjector(cfg)
+	inj, err := daemon.NewInjector(cfg, slog.New(slog.DiscardHandler)) // doctor only asks where it would type
 	if err != nil {
 		safetext.Fprintf(w, "  order:    %s: %v\n", order, err)
 		return

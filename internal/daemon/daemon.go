@@ -158,7 +158,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if d.deliver, err = NewInjector(d.cfg); err != nil {
+	if d.deliver, err = NewInjector(d.cfg, d.log); err != nil {
 		return err
 	}
 	notifier := notify.New(notify.Config{

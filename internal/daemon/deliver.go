@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 	"unicode"
@@ -18,9 +19,10 @@ import (
 )
 
 // NewInjector builds the delivery backends in the configured order
-// (inject.order); an unknown backend is an error.
-func NewInjector(cfg config.Config) (*inject.Injector, error) {
-	inj, err := inject.Build(cfg.Inject.Order, inject.Options{Resume: cfg.Inject.Resume, Executables: executables})
+// (inject.order); an unknown backend is an error. log hears how headless
+// continuations ended.
+func NewInjector(cfg config.Config, log *slog.Logger) (*inject.Injector, error) {
+	inj, err := inject.Build(cfg.Inject.Order, inject.Options{Resume: cfg.Inject.Resume, Executables: executables, Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}

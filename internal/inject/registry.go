@@ -3,6 +3,7 @@ package inject
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os/exec"
 	"slices"
 	"sort"
@@ -22,6 +23,9 @@ type Options struct {
 	// Executables returns an agent's process names
 	// (classify.Agent.Executables); nil means none are known.
 	Executables func(agent string) []string
+	// Log is where backends that outlive a delivery (headless resume) say
+	// how it ended; nil discards it.
+	Log *slog.Logger
 }
 
 // registration is one backend as it registered itself.
@@ -99,6 +103,9 @@ func Names() []string {
 func Build(order []string, opts Options) (*Injector, error) {
 	if len(order) == 0 {
 		order = []string{Auto}
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	all := registered()
 	named := map[string]bool{}

@@ -45,7 +45,7 @@ func init() {
 			}
 			return false
 		},
-		build: func(o Options) Backend { return NewResume(o.Resume, slog.Default().With("stage", "resume")) },
+		build: func(o Options) Backend { return NewResume(o.Resume, o.Log.With("stage", "resume")) },
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -127,5 +128,46 @@ func TestResumeRefuses(t *testing.T) {
 	}
 	if calls := rec.calls(); len(calls) != 0 {
 		t.Errorf("claude ran: %+v", calls)
+	}
+}
+
+// lockedText is a log's text, written from the goroutine that waits for a
+// headless continuation.
+type lockedText struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *lockedText) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedText) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// How a headless continuation ended reaches the logger Build was given (the
+// daemon's, nudge.log), with the agent's last output when it failed.
+func TestResumeOutcomeIsLogged(t *testing.T) {
+	standIn(t, "claude", `echo "API Error: 529 overloaded" >&2; exit 3`)
+	var text lockedText
+	inj, err := Build([]string{"resume"}, Options{Resume: map[string]bool{"claude": true}, Log: slog.New(slog.NewTextHandler(&text, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	project, id := t.TempDir(), sessions["claude"]
+	if _, err := inj.Deliver(context.Background(), Target{Agent: "claude", Session: id, Project: project,
+		Hint: Hint{Agent: "claude", Session: id, Project: project, Executables: []string{"nudge-no-such-agent"}}}, "go on"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the outcome in the log", func() bool {
+		return strings.Contains(text.String(), "headless continuation ended with an error")
+	})
+	if got := text.String(); !strings.Contains(got, "stage=resume") || !strings.Contains(got, "529 overloaded") || !strings.Contains(got, id) {
+		t.Errorf("log %q", got)
 	}
 }

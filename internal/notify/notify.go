@@ -72,12 +72,12 @@ type Notifier struct {
 	wg     sync.WaitGroup
 }
 
-// New returns a Notifier for cfg that logs failures to log (nil: the
-// default logger).
+// New returns a Notifier for cfg that logs failures to log (nil: they are
+// not logged).
 func New(cfg Config, log *slog.Logger) *Notifier {
 	nameApp.Do(func() { beeep.AppName = appName })
 	if log == nil {
-		log = slog.Default()
+		log = slog.New(slog.DiscardHandler)
 	}
 	n := &Notifier{cfg: cfg, log: log.With("component", "notify"), client: cfg.HTTPClient, delays: cfg.RetryDelays}
 	if n.client == nil {
