@@ -29,6 +29,8 @@ type claudeRegistryEntry struct {
 	StatusUpdatedAt float64 `json:"statusUpdatedAt"`
 }
 
+var _ WholeFile = (*claudeRegistry)(nil)
+
 // WholeFile marks the registry reader: its record is the whole file.
 func (*claudeRegistry) WholeFile() {}
 

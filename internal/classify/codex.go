@@ -350,6 +350,8 @@ func (t *codexRollout) fail(f Failure, ts time.Time) []Event {
 // CLI's own retries with default settings (codex.md §4.3, §5).
 const codexLegacyQuiet = 60 * time.Second
 
+var _ Settler = (*codexRollout)(nil)
+
 // Settle judges a legacy turn that never got an answer once the file has
 // been quiet for quiet (§4.3). Rollouts with turn ends are never judged
 // from silence.

@@ -137,7 +137,11 @@ func newOpenCodeReader(path string, _ Files) Reader {
 // internal/watch lists.
 type openCodeListed struct{ *openCodeReader }
 
-var _ Listed = openCodeListed{}
+// A database's reader settles the turns it left undecided.
+var (
+	_ Listed  = openCodeListed{}
+	_ Settler = openCodeListed{}
+)
 
 // Listed marks a reader of listed records.
 func (openCodeListed) Listed() {}
@@ -418,6 +422,8 @@ func (r *openCodeReader) decide(s *openCodeSession, typ string, p *openCodeProps
 // turn left undecided is taken for an abort: OpenCode writes the
 // compaction of an overflow at once (§4.3).
 const openCodeDecideQuiet = 5 * time.Second
+
+var _ Settler = (*openCodeReader)(nil)
 
 // Settle reports the turns still undecided once the database has been
 // quiet for openCodeDecideQuiet: nothing followed, so they were aborts.

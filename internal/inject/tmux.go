@@ -21,7 +21,10 @@ type Tmux struct {
 	program string
 }
 
-var _ Backend = (*Tmux)(nil)
+var (
+	_ Backend  = (*Tmux)(nil)
+	_ Screener = (*Tmux)(nil)
+)
 
 // NewTmux returns the tmux backend, running the tmux found in PATH.
 func NewTmux() *Tmux { return &Tmux{program: "tmux"} }
