@@ -7,7 +7,7 @@ FUZZTIME ?= 20s
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS := $(if $(VERSION),-X nudge/internal/version.Release=$(VERSION))
 
-.PHONY: run build app test torture bench fuzz lint darwin drift
+.PHONY: run build app test unit race torture bench fuzz lint darwin drift
 
 run: build ## run the daemon on the built-in defaults
 	bin/nudge run
@@ -22,6 +22,12 @@ app: ## dist/nudge.app; with the menu-bar icon only when built on a Mac (cgo)
 
 test: ## every test: unit, real parts, end to end
 	$(GO) test -count=1 -timeout 30m $(PKGS)
+
+unit: ## the quick loop: the packages' own tests, without end to end and without the tests that take seconds (-short)
+	$(GO) test -short -count=1 ./internal/... ./cmd/...
+
+race: ## the packages' own tests under the race detector (run by .ci/run)
+	$(GO) test -race -count=1 -timeout 20m ./internal/... ./cmd/...
 
 torture: ## the crash and bad-input suite, CI-sized; NUDGE_TORTURE_SCALE=N runs N times as many kills and turns
 	$(GO) test -tags torture -count=1 -timeout 60m -v ./e2e/torture/

@@ -31,3 +31,11 @@ func Missing(t testing.TB, reason string) {
 	}
 	t.Skip(reason)
 }
+
+// Slow skips, under -short (`make unit`), a test that takes seconds.
+func Slow(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("takes seconds: skipped under -short")
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"nudge/internal/classify"
 	"nudge/internal/samples"
+	"nudge/internal/testenv"
 	"nudge/internal/watch/opencode/opencodetest"
 )
 
@@ -180,6 +181,7 @@ func addSession(t *testing.T, path, id, folder string) {
 // session's rows are skipped meanwhile, and the stream ends with the
 // process.
 func TestOpenCodeLiveStream(t *testing.T) {
+	testenv.Slow(t)
 	root, db := openCodeRoot(t, "ok")
 	opts := options(firstLook(Sources(map[string]string{"opencode": root})))
 	r := startRun(t, opts)
@@ -248,6 +250,7 @@ func readAgain(t *testing.T, r *run, db, session string) {
 // session the database does not hold are dropped until it does; a stream
 // that names another folder for a session is not used for it.
 func TestOpenCodeLiveStreamTrustsOnlyTheDatabase(t *testing.T) {
+	testenv.Slow(t)
 	root, db := openCodeRoot(t, "ok")
 	opts := options(firstLook(Sources(map[string]string{"opencode": root})))
 	oc := startLiveOpenCode(t, []string{"XDG_DATA_HOME=" + filepath.Dir(root)})
@@ -315,6 +318,7 @@ func TestOpenCodeLiveStreamOtherDatabase(t *testing.T) {
 // OpenCode's log changing is a sign that a process started: the process
 // table is searched, while the log itself is never read as records.
 func TestOpenCodeLogWakesTheSearch(t *testing.T) {
+	testenv.Slow(t)
 	root, db := openCodeRoot(t, "ok")
 	mkdir(t, filepath.Join(root, "log"))
 	r := startRun(t, options(Sources(map[string]string{"opencode": root})))

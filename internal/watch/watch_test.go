@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"nudge/internal/testenv"
 )
 
 func TestDiscovery(t *testing.T) {
@@ -198,6 +200,7 @@ func TestFolderProblemsDoNotStopWatching(t *testing.T) {
 }
 
 func TestEventOverflowRescans(t *testing.T) {
+	testenv.Slow(t)
 	root := t.TempDir()
 	dir := filepath.Join(root, "projects", "p")
 	appendTo(t, filepath.Join(dir, "a.jsonl"), "A\n")
