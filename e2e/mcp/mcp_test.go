@@ -322,7 +322,7 @@ func TestWaitReturnsWhenTheTurnEnds(t *testing.T) {
 		r.turn.Class != "provider_error" || !strings.Contains(r.turn.ErrorText, "API Error: 500") {
 		t.Fatalf("wait = %+v %s, want the turn failed with the provider error", r.turn, r.msg)
 	}
-	if !strings.Contains(r.turn.Note, "could not be delivered") {
+	if !strings.Contains(r.turn.Note, "nudge could not continue Claude Code") {
 		t.Errorf("wait note %q does not say why nudge gave up", r.turn.Note)
 	}
 

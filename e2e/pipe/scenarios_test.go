@@ -210,8 +210,8 @@ func TestKillBetweenPasteAndEnterIsSaidPlainly(t *testing.T) {
 	w.startDaemon()
 	w.eventually("the person is told", 15*time.Second, func() bool { return len(w.inbox()) == 1 })
 	e := w.inbox()[0]
-	if !strings.Contains(e.What, "it is sitting unsent in the agent's prompt there") || !strings.Contains(e.What, "into tmux "+w.sock+" %") ||
-		!strings.Contains(e.What, "does not type over it") {
+	if !strings.Contains(e.What, "so it sits unsent in the prompt there") || !strings.Contains(e.What, "into Claude Code at tmux "+w.sock+" %") ||
+		!strings.Contains(e.What, "nudge types nothing over it") {
 		t.Fatalf("entry %q: want it to say, for sure, that the text sits unsent in the prompt of the pane", e.What)
 	}
 	w.never("anything typed over it", 4*time.Second, func() bool { return len(w.receivedLines()) > 1 })
@@ -256,5 +256,61 @@ func TestSecondDaemonRefuses(t *testing.T) {
 	}
 	if _, err := w.nudge("status", "--json"); err != nil {
 		t.Errorf("the first daemon must keep running: %v", err)
+	}
+}
+
+// The log follows the session's course, one INFO line per change with the
+// session and the agent's pid: the dead turn, the continuation scheduled,
+// sending it once its terminal was found (backend and place), and the
+// recovery; with log.level debug, each record's classification and each
+// decision besides.
+func TestLogFollowsTheSessionsCourse(t *testing.T) {
+	w := newWorld(t, "1s,1s,1s")
+	logFile := filepath.Join(w.dir, "nudge.log")
+	w.startDaemon("NUDGE_LOG_FILE="+logFile, "NUDGE_LOG_LEVEL=debug")
+	w.startAgent("500,ok")
+	w.typeLine("hello")
+	w.eventually("the continuation reaches the pane", 15*time.Second, func() bool { return w.continuations() == 1 })
+	w.eventually("the turn completes", 10*time.Second, func() bool { return w.state() == "finished" })
+	pid := w.agentPID()
+
+	type line struct {
+		Level, Msg, Session, Backend, Place, Events string
+		PID                                         int
+	}
+	var lines []line
+	b, err := os.ReadFile(logFile)
+	must(t, err)
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var x line
+		must(t, json.Unmarshal([]byte(l), &x))
+		lines = append(lines, x)
+	}
+	const session = "11111111-1111-4111-8111-111111111111"
+	for _, msg := range []string{"dead turn", "continuation scheduled", "sending continuation", "recovered"} {
+		var found []line
+		for _, l := range lines {
+			if l.Msg == msg {
+				found = append(found, l)
+			}
+		}
+		if len(found) != 1 || found[0].Level != "INFO" || found[0].Session != session || found[0].PID != pid {
+			t.Errorf("%q: %+v, want one INFO line about session %s with the agent's pid %d", msg, found, session, pid)
+		}
+		if msg == "sending continuation" && len(found) == 1 && (found[0].Backend != "tmux" || !strings.HasPrefix(found[0].Place, w.sock+" %")) {
+			t.Errorf("sending: %+v, want tmux and the pane of %s", found[0], w.sock)
+		}
+	}
+	var classified, decisions int
+	for _, l := range lines {
+		switch {
+		case l.Level == "DEBUG" && l.Msg == "record classified" && strings.Contains(l.Events, "turn_failed/provider_error"):
+			classified++
+		case l.Level == "DEBUG" && l.Msg == "decision" && l.Session == session:
+			decisions++
+		}
+	}
+	if classified != 1 || decisions == 0 {
+		t.Errorf("debug lines: %d dead turns classified, %d decisions:\n%s", classified, decisions, b)
 	}
 }

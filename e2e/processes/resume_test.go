@@ -52,7 +52,7 @@ func TestSessionIDThatIsAnOptionIsNeverResumed(t *testing.T) {
 		var entries []struct{ Session, What string }
 		json.Unmarshal([]byte(d.cli("inbox", "--json")), &entries)
 		for _, e := range entries {
-			told = told || e.Session == hostile && contains(e.What, `starts with "-"`, "refused")
+			told = told || e.Session == hostile && contains(e.What, "the session id in its records is not one Claude Code writes", "does not use it")
 		}
 		return told
 	})

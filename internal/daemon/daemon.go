@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"nudge/internal/advice"
 	"nudge/internal/classify"
 	"nudge/internal/config"
 	"nudge/internal/inbox"
@@ -390,7 +391,7 @@ func (d *Daemon) restore(ctx context.Context) error {
 			continue
 		}
 		d.log.Warn("an attempt was stopped before typing began; not sending it again", "session", a.Session, "attempt", a.Attempt)
-		d.delivered(ctx, s, a.Attempt, a.ID, inject.Delivery{}, errors.New("nudge stopped before typing this continuation: nothing was typed, and it is not sent again"))
+		d.delivered(ctx, s, a.Attempt, a.ID, inject.Delivery{}, advice.Why{Cause: advice.Stopped})
 	}
 	d.refreshView()
 	return nil

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode"
 
+	"nudge/internal/advice"
 	"nudge/internal/classify"
 	"nudge/internal/config"
 	"nudge/internal/inbox"
@@ -102,19 +103,53 @@ func (d *Daemon) startInject(ctx context.Context, s *session, a inbox.AttemptRow
 		if err != nil {
 			return fmt.Errorf("encode the place: %w", err)
 		}
-		return d.store.Typing(ctx, a.ID, backend, w.String(), string(place))
+		if err := d.store.Typing(ctx, a.ID, backend, w.String(), string(place)); err != nil {
+			return err
+		}
+		d.log.Info("sending continuation", "agent", s.key.Agent, "session", s.key.Session, "attempt", a.Attempt,
+			"pid", w.PID, "backend", backend, "place", w.String())
+		return nil
 	}
-	d.log.Info("sending continuation", "agent", s.key.Agent, "session", s.key.Session, "attempt", a.Attempt, "pid", target.PID, "pane", target.TmuxPane)
+	d.log.Debug("finding the terminal of a continuation", "agent", s.key.Agent, "session", s.key.Session, "attempt", a.Attempt)
 	d.offLoop.Go(func() {
 		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		findProcess(dctx, &target)
 		del, derr := d.deliver.Deliver(dctx, target, a.Text)
 		select {
-		case d.calls <- func() { d.delivered(ctx, s, a.Attempt, a.ID, del, derr) }:
+		case d.calls <- func() { d.delivered(ctx, s, a.Attempt, a.ID, del, undelivered(derr, del, target.PID)) }:
 		case <-ctx.Done():
 		}
 	})
+}
+
+// undelivered is why a delivery failed, in the person's words (nil when it
+// did not): the inject error's reason, the agent process and the place.
+// The error itself stays in the debug log.
+func undelivered(err error, del inject.Delivery, pid int) error {
+	if err == nil {
+		return nil
+	}
+	var why advice.Why
+	if errors.As(err, &why) {
+		return why
+	}
+	why = advice.Why{PID: pid, Place: strings.TrimSpace(del.Backend + " " + del.Where)}
+	switch {
+	case errors.Is(err, inject.ErrBadSession):
+		why.Cause = advice.Refused
+	case errors.Is(err, inject.ErrAmbiguous):
+		why.Cause = advice.Ambiguous
+	case errors.Is(err, inject.ErrNoTerminal), errors.Is(err, inject.ErrNoScreen):
+		why.Cause = advice.Unreachable
+	case errors.Is(err, inject.ErrNotIdle), errors.Is(err, inject.ErrCopyMode):
+		why.Cause = advice.NotIdle
+	case errors.Is(err, inject.ErrGone), errors.Is(err, inject.ErrOtherProcess):
+		why.Cause = advice.Gone
+	default:
+		why.Cause = advice.TypingFailed
+	}
+	return fmt.Errorf("%w: %w", why, err)
 }
 
 // idleCheck re-reads the session's live registry right before typing: the
@@ -146,39 +181,41 @@ func (d *Daemon) idleCheck(s *session) func(context.Context) error {
 }
 
 // delivered stores the outcome of an attempt with what the machine makes
-// of it. A store that refuses it gets it again once it works.
+// of it; derr, when the delivery failed, carries an advice.Why. A store
+// that refuses it gets it again once it works.
 func (d *Daemon) delivered(ctx context.Context, s *session, attempt int, id int64, del inject.Delivery, derr error) {
 	now := d.now()
-	st := outcomeStep(id, del, derr, now)
+	reason := ""
+	if derr != nil {
+		reason = advice.Undelivered(s.key.Agent, advice.WhyOf(derr))
+		d.log.Debug("continuation not delivered", "session", s.key.Session, "attempt", attempt, "err", derr)
+	}
+	st := outcomeStep(id, del, reason, now)
 	st.redo = func(ctx context.Context) { d.delivered(ctx, s, attempt, id, del, derr) }
 	d.act(st, s, now, func() []retry.Action { return s.machine.Delivered(attempt, derr, now, d.settings) })
-	if !d.finish(ctx, st, now) {
-		return
-	}
-	if derr != nil {
-		d.log.Warn("continuation not delivered", "session", s.key.Session, "attempt", attempt, "err", derr)
-	} else {
-		d.log.Info("continuation delivered", "session", s.key.Session, "attempt", attempt, "backend", del.Backend, "where", del.Where)
+	if d.finish(ctx, st, now) && derr == nil {
+		d.log.Debug("continuation typed", "session", s.key.Session, "attempt", attempt, "backend", del.Backend, "place", del.Where)
 	}
 }
 
 // cutShort stores the outcome of an attempt a stop cut while typing, and
 // tells it whatever the session did since.
-func (d *Daemon) cutShort(ctx context.Context, s *session, a inbox.AttemptRow, what string) {
+func (d *Daemon) cutShort(ctx context.Context, s *session, a inbox.AttemptRow, why advice.Why) {
 	now := d.now()
-	st := outcomeStep(a.ID, inject.Delivery{Backend: a.Backend, Where: a.Target}, errors.New(what), now)
-	st.redo = func(ctx context.Context) { d.cutShort(ctx, s, a, what) }
-	d.act(st, s, now, func() []retry.Action { return s.machine.Interrupted(a.Attempt, what, now, d.settings) })
+	st := outcomeStep(a.ID, inject.Delivery{Backend: a.Backend, Where: a.Target}, advice.Undelivered(s.key.Agent, why), now)
+	st.redo = func(ctx context.Context) { d.cutShort(ctx, s, a, why) }
+	d.act(st, s, now, func() []retry.Action { return s.machine.Interrupted(a.Attempt, why, now, d.settings) })
 	d.finish(ctx, st, now)
 }
 
-// outcomeStep is a step that stores the outcome of attempt id (0: none).
-func outcomeStep(id int64, del inject.Delivery, derr error, now time.Time) *step {
+// outcomeStep is a step that stores the outcome of attempt id (0: none):
+// sent, or failed for reason.
+func outcomeStep(id int64, del inject.Delivery, reason string, now time.Time) *step {
 	st := newStep()
 	if id != 0 {
 		o := inbox.Outcome{ID: id, Status: inbox.AttemptSent, Backend: del.Backend, Target: del.Where, Finished: now}
-		if derr != nil {
-			o.Status, o.Reason = inbox.AttemptFailed, derr.Error()
+		if reason != "" {
+			o.Status, o.Reason = inbox.AttemptFailed, reason
 		}
 		st.batch.Outcomes = append(st.batch.Outcomes, o)
 	}
@@ -204,30 +241,27 @@ func (d *Daemon) settleInterrupted(ctx context.Context) {
 			continue
 		}
 		d.log.Warn("an attempt was interrupted while typing; not sending it again", "session", a.Session, "attempt", a.Attempt, "backend", a.Backend, "where", a.Target)
-		d.cutShort(ctx, s, a, d.interruptedText(ctx, a))
+		d.cutShort(ctx, s, a, d.interruptedWhy(ctx, a))
 	}
 }
 
-// interruptedText says where an interrupted attempt was being typed and
+// interruptedWhy says where an interrupted attempt was being typed and
 // whether it sits unsent in the prompt there: for sure when that place's
 // screen shows its text at the bottom (the agent did not record it as a
 // message, so it was not sent), else as a possibility.
-func (d *Daemon) interruptedText(ctx context.Context, a inbox.AttemptRow) string {
-	where := strings.TrimSpace(a.Backend + " " + a.Target)
+func (d *Daemon) interruptedWhy(ctx context.Context, a inbox.AttemptRow) advice.Why {
+	why := advice.Why{Cause: advice.Cut, Place: strings.TrimSpace(a.Backend + " " + a.Target)}
 	var w inject.Where
 	if a.Backend != "" && json.Unmarshal([]byte(a.Place), &w) == nil {
+		why.PID = w.PID
 		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		screen, err := d.deliver.Screen(sctx, a.Backend, w)
 		cancel()
 		if err == nil && promptShows(screen, a.Text) {
-			return "nudge stopped after pasting the continuation into " + where + " and before pressing Enter: " +
-				"it is sitting unsent in the agent's prompt there. nudge does not type over it and does not send it again: " +
-				"press Enter to send it, or clear the prompt before you type"
+			why.Cause = advice.CutBeforeEnter
 		}
 	}
-	return "nudge stopped while typing the continuation into " + where + ": " +
-		"it may be sitting unsent in the agent's prompt there. nudge does not type over it and does not send it again: " +
-		"check the prompt before you type"
+	return why
 }
 
 // promptRows is how many of a screen's last non-blank rows can hold the prompt.

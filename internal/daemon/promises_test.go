@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
 
 const (
 	typingLine = "typing into tmux /tmp/tmux-0/default %3"
-	signInLine = "store entry: the agent needs you to sign in again: run `claude /login` (or fix ANTHROPIC_API_KEY)"
+	signInLine = "store entry: Claude Code needs you to sign in again: run `claude /login` (or fix ANTHROPIC_API_KEY), then type continue in the session."
 )
 
 // waitState waits until the session shows state.
@@ -52,11 +51,11 @@ func TestCrashWhileTypingIsToldNeverSentAgain(t *testing.T) {
 		what         string
 	}{
 		{"shown at the prompt", "$ claude\n> task\n\n> " + coreText + "\n\n", false,
-			"continuation could not be delivered: nudge stopped after pasting the continuation into tmux /tmp/tmux-0/default %3 and before pressing Enter: it is sitting unsent in the agent's prompt there. nudge does not type over it and does not send it again: press Enter to send it, or clear the prompt before you type"},
+			"nudge stopped after pasting its continuation into Claude Code at tmux /tmp/tmux-0/default %3 and before pressing Enter, so it sits unsent in the prompt there and nudge types nothing over it; press Enter to send it, or clear the prompt before you type."},
 		{"screen unknown", "", false,
-			"continuation could not be delivered: nudge stopped while typing the continuation into tmux /tmp/tmux-0/default %3: it may be sitting unsent in the agent's prompt there. nudge does not type over it and does not send it again: check the prompt before you type"},
+			"nudge stopped while typing its continuation into Claude Code at tmux /tmp/tmux-0/default %3, so it may sit unsent in the prompt there and nudge types nothing over it; check the prompt before you type."},
 		{"before typing", "", true,
-			"continuation could not be delivered: nudge stopped before typing this continuation: nothing was typed, and it is not sent again"},
+			"nudge stopped before typing its continuation into Claude Code and does not send it again; type continue in the session yourself."},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := newCore(t)
@@ -75,9 +74,8 @@ func TestCrashWhileTypingIsToldNeverSentAgain(t *testing.T) {
 			w.terminal.hang = nil
 			w.start()
 			w.advance(time.Hour)
-			reason := strings.TrimPrefix(c.what, "continuation could not be delivered: ")
-			w.want("store failed "+reason, "store entry: "+c.what, "notify Claude Code needs attention")
-			if es := w.entries(); len(es) != 1 || es[0].ErrorText != err500 {
+			w.want("store failed "+c.what, "store entry: "+c.what, "notify Claude Code needs attention")
+			if es := w.entries(); len(es) != 1 || es[0].ErrorText != err500 || es[0].Attempts != 1 {
 				t.Errorf("entries %+v", es)
 			}
 		})

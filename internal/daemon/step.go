@@ -5,10 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
+	"nudge/internal/advice"
 	"nudge/internal/classify"
 	"nudge/internal/inbox"
 	"nudge/internal/inject"
@@ -38,6 +38,8 @@ type step struct {
 	// redo takes the step again once the store works, for steps whose
 	// cause is not read again from a file (a delivery's outcome).
 	redo func(context.Context)
+	// said are its log lines, written once it is stored (logged.go).
+	said []func()
 }
 
 func newStep() *step {
@@ -218,6 +220,7 @@ func (d *Daemon) classifyRecord(rec watch.Record, now time.Time) []found {
 		d.midway[rec.Path] = rec.Offset > 0
 	}
 	events := r.Read(rec.Line)
+	d.logRecord(rec, events)
 	d.lastRead[rec.Path] = now
 	midway := d.midway[rec.Path]
 	if rec.Gone {
@@ -307,6 +310,9 @@ func (d *Daemon) observe(st *step, f found, known map[string]bool, backlog bool,
 	row := eventRow(ev, now)
 	row.Ident = f.ident
 	st.batch.Events = append(st.batch.Events, row)
+	if ev.Kind == classify.TurnFailed {
+		st.say(d.deadTurnLine(s, ev))
+	}
 	if backlog {
 		d.apply(s, s.machine.ObserveBacklog(ev, now, d.settings), now, st)
 	} else {
@@ -349,12 +355,14 @@ func (d *Daemon) apply(s *session, acts []retry.Action, now time.Time, st *step)
 				Time: now, Agent: a.Key.Agent, Session: a.Key.Session, Project: firstNonEmpty(a.Project, s.project),
 				What: a.What, ErrorText: a.Failure.Message, Class: string(a.Failure.Class), Code: a.Failure.Code, Attempts: a.Attempts,
 			})
+			st.say(d.toldLine(s, a))
 		case retry.Wake:
 			d.wakes.add(s.key, a.At)
 		case retry.SetState:
 			// The machine's state is stored with the session row below.
 		case retry.Decision:
 			st.batch.Decisions = append(st.batch.Decisions, inbox.DecisionRow{Agent: s.key.Agent, Session: s.key.Session, Time: now, What: a.What})
+			st.say(d.decisionLine(s, a))
 		}
 	}
 }
@@ -383,6 +391,9 @@ func (d *Daemon) finish(ctx context.Context, st *step, now time.Time) bool {
 		}
 		d.stored()
 	}
+	for _, say := range st.said {
+		say()
+	}
 	if st.seq != 0 {
 		d.source.Ack(st.seq)
 	}
@@ -396,7 +407,7 @@ func (d *Daemon) finish(ctx context.Context, st *step, now time.Time) bool {
 		a := st.batch.Attempts[i]
 		if a.ID == 0 {
 			d.log.Warn("attempt already made; not sending it again", "session", s.key.Session, "attempt", a.Attempt)
-			d.delivered(ctx, s, a.Attempt, 0, inject.Delivery{}, errors.New("this attempt was already made once; it is not sent again, to never type twice"))
+			d.delivered(ctx, s, a.Attempt, 0, inject.Delivery{}, advice.Why{Cause: advice.Repeated})
 			continue
 		}
 		d.startInject(ctx, s, a)

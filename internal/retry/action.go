@@ -71,11 +71,24 @@ type SetState struct {
 	Note  string    // a short explanation ("attempt 2 of 3", "permission prompt open")
 }
 
-// Decision records why the machine did (or did not) act, for `nudge explain`.
+// Decision records why the machine did (or did not) act, for `nudge
+// explain`; Step names the change of course it makes, if any.
 type Decision struct {
 	Key  Key
 	What string
+	Step Step
 }
+
+// Step is a change of a session's course that the log shows at INFO; the
+// other decisions are details.
+type Step string
+
+// The steps.
+const (
+	StepScheduled Step = "scheduled" // a continuation is due at a time
+	StepRecovered Step = "recovered" // the turn after nudge's continuation completed
+	StepTold      Step = "told"      // the person is told, in an Inbox entry
+)
 
 func (Inject) action()   {}
 func (Notify) action()   {}

@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"nudge/internal/advice"
 	"testing"
 	"time"
 
@@ -65,6 +66,7 @@ func TestBacklogOldDeadTurnIsTold(t *testing.T) {
 	told := func(msg string) []string {
 		return []string{
 			"decide: provider error written while nudge was not running, more than 10m ago: told, not retried",
+			"decide[told]: told the person: the turn failed with a provider error while nudge was not running; too long ago to retry",
 			`entry "the turn failed with a provider error while nudge was not running; too long ago to retry" provider_error "` + msg + `" attempts=0`,
 		}
 	}
@@ -83,6 +85,7 @@ func TestBacklogSessionWentOn(t *testing.T) {
 		"decide: the person typed a message: pending attempt 1 cancelled",
 		"state working",
 		"decide: the session went on while nudge was not running: the dead turn is told, not retried",
+		"decide[told]: told the person: the turn failed with a provider error while nudge was not running; the session went on since, so it was not retried",
 		`entry "the turn failed with a provider error while nudge was not running; the session went on since, so it was not retried" provider_error "` + err500 + `" attempts=0`,
 	}
 	run(t, testSettings(), []step{
@@ -103,6 +106,7 @@ func TestBacklogSessionWentOn(t *testing.T) {
 func TestBacklogOtherClassesAreToldAsUsual(t *testing.T) {
 	run(t, testSettings(), []step{
 		{0, backlog(fail(classify.Rejected, "prompt too long", recorded(t0.Add(-time.Hour)))), []string{
+			"decide[told]: told the person: the provider refused the request; not retried",
 			`entry "the provider refused the request; not retried" rejected "prompt too long" attempts=0`,
 			"state failed",
 		}},
@@ -120,34 +124,31 @@ func TestRestoredLateContinuation(t *testing.T) {
 	}
 	runOn(t, s, &set, []step{{BacklogRecent + 10*time.Second, call{name: "restored", run: func(s *Session, now time.Time, set *Settings) []Action {
 		return s.Restored(now.Add(time.Second), *set)
-	}}, []string{
-		"decide: nudge was not running when attempt 1 was due (2026-11-30T09:00:10Z); it is not sent this late: telling the person",
-		`entry "nudge was not running when attempt 1 was due (2026-11-30T09:00:10Z); it is not sent this late" provider_error "` + err500 + `" attempts=0`,
-		`notify "testagent needs attention" "/home/dev/project: nudge was not running when attempt 1 was due (2026-11-30T09:00:10Z); it is not sent this late — ` + err500 + `"`,
-		"state gave_up (nudge was not running when attempt 1 was due (2026-11-30T09:00:10Z); it is not sent this late)",
-	}}, {BacklogRecent + time.Minute, tick, nil}})
+	}}, gaveUp("nudge was not running when its continuation into testagent was due at 09:00 UTC, Mon 30 Nov, "+
+		"and does not send it this late; type continue in the session yourself.", 0, "")}, {BacklogRecent + time.Minute, tick, nil}})
 }
 
 // An attempt cut while typing is told, also when the session moved on since
 // (its text may still sit in the prompt); its retry is over.
 func TestInterrupted(t *testing.T) {
-	interrupted := func(what string) call {
-		return call{name: "interrupted", run: func(s *Session, now time.Time, set *Settings) []Action {
-			return s.Interrupted(1, what, now, *set)
-		}}
-	}
-	const what = "it may be sitting unsent in the agent's prompt there"
+	why := advice.Why{Cause: advice.Cut, Place: "tmux /tmp/tmux-0/default %3"}
+	interrupted := call{name: "interrupted", run: func(s *Session, now time.Time, set *Settings) []Action {
+		return s.Interrupted(1, why, now, *set)
+	}}
+	const what = "nudge stopped while typing its continuation into testagent at tmux /tmp/tmux-0/default %3, " +
+		"so it may sit unsent in the prompt there and nudge types nothing over it; check the prompt before you type."
 	run(t, testSettings(), []step{
 		{0, fail(pe, err500), schedule1},
 		{10 * time.Second, tick, send1},
-		{time.Minute, interrupted(what), []string{
-			"decide: continuation could not be delivered: " + what + ": telling the person",
-			`entry "continuation could not be delivered: ` + what + `" provider_error "` + err500 + `" attempts=0`,
-			`notify "testagent needs attention" "/home/dev/project: continuation could not be delivered: ` + what + ` — ` + err500 + `"`,
-			"state gave_up (continuation could not be delivered: " + what + ")",
+		{time.Minute, interrupted, []string{
+			"decide[told]: told the person: " + what,
+			`entry "` + what + `" provider_error "` + err500 + `" attempts=1`,
+			`notify "testagent needs attention" "/home/dev/project: ` + what + ` — ` + err500 + `"`,
+			"state gave_up (" + what + ")",
 		}},
 		{2 * time.Minute, fail(pe, err529), []string{
 			"decide: provider error after nudge gave up on this episode: no more attempts",
+			"decide[told]: told the person: the turn failed again after nudge gave up; not retried",
 			`entry "the turn failed again after nudge gave up; not retried" provider_error "` + err529 + `" attempts=1`,
 		}},
 	})
@@ -158,10 +159,11 @@ func TestInterrupted(t *testing.T) {
 			"decide: the person typed a message: retry episode over, attempt counter reset",
 			"state working",
 		}},
-		{time.Minute, interrupted(what), []string{
+		{time.Minute, interrupted, []string{
 			"decide: attempt 1 was cut while typing, after the session moved on: telling the person",
-			`entry "continuation could not be delivered: ` + what + `"  "" attempts=0`,
-			`notify "testagent needs attention" "/home/dev/project: continuation could not be delivered: ` + what + `"`,
+			"decide[told]: told the person: " + what,
+			`entry "` + what + `"  "" attempts=1`,
+			`notify "testagent needs attention" "/home/dev/project: ` + what + `"`,
 		}},
 	})
 }

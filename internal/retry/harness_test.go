@@ -10,6 +10,9 @@ import (
 	"nudge/internal/classify"
 )
 
+// The messages write local time (advice.Clock); these tests read it as UTC.
+func init() { time.Local = time.UTC }
+
 // t0 is the fake clock's start; every time in a test is an offset from it.
 var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 
@@ -94,6 +97,9 @@ func render(t *testing.T, s *Session, a Action) string {
 	switch a := a.(type) {
 	case Decision:
 		key, line = a.Key, "decide: "+a.What
+		if a.Step != "" {
+			line = "decide[" + string(a.Step) + "]: " + a.What
+		}
 	case SetState:
 		key, line = a.Key, "state "+string(a.State)
 		if !a.Until.IsZero() {
@@ -127,6 +133,22 @@ func render(t *testing.T, s *Session, a Action) string {
 		t.Errorf("%s: key %v, want %v", line, key, testKey)
 	}
 	return line
+}
+
+// gaveUp are the lines of giving up on the dead turn of err500 with what,
+// after attempts continuations: the decision, the Inbox entry (with the
+// episode's latest error when it differs), the notification and the state.
+func gaveUp(what string, attempts int, latest string) []string {
+	entry := fmt.Sprintf("entry %q provider_error %q attempts=%d", what, err500, attempts)
+	if latest != "" {
+		entry += fmt.Sprintf(" latest=%q", latest)
+	}
+	return []string{
+		"decide[told]: told the person: " + what,
+		entry,
+		fmt.Sprintf("notify %q %q", "testagent needs attention", testProject+": "+what+" — "+err500),
+		"state gave_up (" + what + ")",
+	}
 }
 
 // offset writes an instant as its distance from t0 ("+10s", "+3h").

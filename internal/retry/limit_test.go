@@ -23,7 +23,27 @@ var autoContinue = event(classify.UsageLimited, func(ev *classify.Event) {
 	ev.AutoContinue = true
 })
 
-var limitEntry = `entry "usage limit reached; resets at 2026-11-30T12:00:00Z" usage_limit "` + limitText + `" attempts=0`
+// What the person is told of the limit in these tests, by what happens at
+// its end (advice.UsageLimit).
+const (
+	limitOff = "testagent reached its usage limit, which resets at 12:00 UTC, Mon 30 Nov; " +
+		"type continue in the session after it, or turn on Continue after usage limit."
+	limitAt1 = "testagent reached its usage limit, which resets at 12:00 UTC, Mon 30 Nov; nudge continues the session at 12:01."
+	limitAt3 = "testagent reached its usage limit, which resets at 12:00 UTC, Mon 30 Nov; nudge continues the session at 12:03."
+)
+
+// told is the decision and Inbox entry of a usage limit told as words.
+func told(words, errorText string) []string {
+	return []string{"decide[told]: told the person: " + words, `entry "` + words + `" usage_limit "` + errorText + `" attempts=0`}
+}
+
+func lines(parts ...[]string) []string {
+	var out []string
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
 
 func continueSettings() Settings {
 	set := testSettings()
@@ -33,15 +53,16 @@ func continueSettings() Settings {
 
 func TestUsageLimitIsNeverRetried(t *testing.T) {
 	run(t, testSettings(), []step{
-		{0, limitHit(resetAt(reset)), []string{
-			limitEntry,
-			"decide: usage limit: continue after usage limit is off; nothing will be sent",
-			"state usage_limit until +3h",
-		}},
+		{0, limitHit(resetAt(reset)), lines(
+			[]string{"decide: usage limit: continue after usage limit is off; nothing will be sent"},
+			told(limitOff, limitText),
+			[]string{"state usage_limit until +3h (" + limitOff + ")"},
+		)},
 		{10 * time.Second, tick, nil},
 		// the provider-error retry yields while the limit is in force
 		{10 * time.Minute, fail(pe, err529), []string{
 			"decide: provider error while the usage limit is in force: not retried (the retry yields to the limit, SPEC §5)",
+			"decide[told]: told the person: the turn failed with a provider error during a usage limit; not retried",
 			`entry "the turn failed with a provider error during a usage limit; not retried" provider_error "API Error: 529 Overloaded" attempts=0`,
 		}},
 		{4 * time.Hour, tick, nil},
@@ -53,9 +74,10 @@ func TestUsageLimitCancelsPendingRetry(t *testing.T) {
 		{0, fail(pe, err500), schedule1},
 		{5 * time.Second, limitHit(resetAt(reset)), []string{
 			"decide: usage limit: pending attempt 1 cancelled (the retry yields to the limit, SPEC §5)",
-			limitEntry,
 			"decide: usage limit: continue after usage limit is off; nothing will be sent",
-			"state usage_limit until +3h",
+			"decide[told]: told the person: " + limitOff,
+			`entry "` + limitOff + `" usage_limit "` + limitText + `" attempts=0`,
+			"state usage_limit until +3h (" + limitOff + ")",
 		}},
 		{10 * time.Second, tick, nil},
 	})
@@ -63,12 +85,11 @@ func TestUsageLimitCancelsPendingRetry(t *testing.T) {
 
 func TestContinueAfterUsageLimit(t *testing.T) {
 	run(t, continueSettings(), []step{
-		{0, limitHit(resetAt(reset)), []string{
-			limitEntry,
-			"decide: usage limit: one continuation at 2026-11-30T12:01:00Z (reset + 1m)",
-			"wake +3h1m",
-			"state usage_limit until +3h (continuing at 2026-11-30T12:01:00Z)",
-		}},
+		{0, limitHit(resetAt(reset)), lines(
+			[]string{"decide[scheduled]: usage limit: one continuation at 2026-11-30T12:01:00Z (reset + 1m)", "wake +3h1m"},
+			told(limitAt1, limitText),
+			[]string{"state usage_limit until +3h (" + limitAt1 + ")"},
+		)},
 		{3*time.Hour + time.Minute, tick, []string{
 			"decide: sending attempt 1 (usage_limit): nothing holds it",
 			`inject #1 "go on"`,
@@ -80,26 +101,25 @@ func TestContinueAfterUsageLimit(t *testing.T) {
 		{3*time.Hour + time.Minute + time.Second, typed(testMessage), echo1},
 		{4 * time.Hour, tick, nil},
 		// hitting the same limit again: no second continuation for that reset
-		{4 * time.Hour, limitHit(resetAt(reset)), []string{
-			limitEntry,
-			"decide: usage limit: nudge already continued once after the reset at 2026-11-30T12:00:00Z",
-			"state usage_limit until +3h",
-		}},
+		{4 * time.Hour, limitHit(resetAt(reset)), lines(
+			[]string{"decide: usage limit: nudge already continued once after the reset at 2026-11-30T12:00:00Z"},
+			told(limitOff, limitText),
+			[]string{"state usage_limit until +3h (" + limitOff + ")"},
+		)},
 	})
 }
 
 func TestContinueAfterUsageLimitYieldsToAutoContinue(t *testing.T) {
 	run(t, continueSettings(), []step{
-		{0, limitHit(resetAt(reset)), []string{
-			limitEntry,
-			"decide: usage limit: one continuation at 2026-11-30T12:01:00Z (reset + 1m)",
-			"wake +3h1m",
-			"state usage_limit until +3h (continuing at 2026-11-30T12:01:00Z)",
-		}},
+		{0, limitHit(resetAt(reset)), lines(
+			[]string{"decide[scheduled]: usage limit: one continuation at 2026-11-30T12:01:00Z (reset + 1m)", "wake +3h1m"},
+			told(limitAt1, limitText),
+			[]string{"state usage_limit until +3h (" + limitAt1 + ")"},
+		)},
 		{time.Second, autoContinue, []string{
-			"decide: usage limit: one continuation at 2026-11-30T12:03:00Z (reset + 3m, leaving the agent's own auto-continue its chance)",
+			"decide[scheduled]: usage limit: one continuation at 2026-11-30T12:03:00Z (reset + 3m, leaving the agent's own auto-continue its chance)",
 			"wake +3h3m",
-			"state usage_limit until +3h (continuing at 2026-11-30T12:03:00Z)",
+			"state usage_limit until +3h (" + limitAt3 + ")",
 		}},
 		{2 * time.Second, autoContinue, nil}, // the same news again changes nothing
 		{3*time.Hour + time.Minute, tick, []string{"wake +3h3m"}},
@@ -122,12 +142,11 @@ func TestAgentContinuingCancelsUsageLimitContinuation(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			run(t, continueSettings(), []step{
-				{0, limitHit(resetAt(reset)), []string{
-					limitEntry,
-					"decide: usage limit: one continuation at 2026-11-30T12:01:00Z (reset + 1m)",
-					"wake +3h1m",
-					"state usage_limit until +3h (continuing at 2026-11-30T12:01:00Z)",
-				}},
+				{0, limitHit(resetAt(reset)), lines(
+					[]string{"decide[scheduled]: usage limit: one continuation at 2026-11-30T12:01:00Z (reset + 1m)", "wake +3h1m"},
+					told(limitAt1, limitText),
+					[]string{"state usage_limit until +3h (" + limitAt1 + ")"},
+				)},
 				{3*time.Hour + 20*time.Second, c.ev, []string{c.want, "state working"}},
 				{3*time.Hour + time.Minute, tick, nil},
 			})
@@ -136,12 +155,13 @@ func TestAgentContinuingCancelsUsageLimitContinuation(t *testing.T) {
 }
 
 func TestUsageLimitWithoutResetTimeIsNeverContinued(t *testing.T) {
+	const limitNoReset = "testagent reached its usage limit and did not say when it resets; type continue in the session once it has."
 	run(t, continueSettings(), []step{
-		{0, limitHit(), []string{
-			`entry "usage limit reached; no reset time given" usage_limit "` + limitText + `" attempts=0`,
-			"decide: usage limit without a reset time: nudge never guesses one; nothing will be sent",
-			"state usage_limit",
-		}},
+		{0, limitHit(), lines(
+			[]string{"decide: usage limit without a reset time: nudge never guesses one; nothing will be sent"},
+			told(limitNoReset, limitText),
+			[]string{"state usage_limit (" + limitNoReset + ")"},
+		)},
 		{24 * time.Hour, tick, nil},
 	})
 }
@@ -152,30 +172,30 @@ func TestUsageLimitReportedByAgentWaiting(t *testing.T) {
 		ev.Failure = &classify.Failure{Class: classify.UsageLimit, Message: "usage limit", ResetAt: reset}
 	})
 	run(t, testSettings(), []step{
-		{0, sleeping, []string{
-			`entry "usage limit reached; resets at 2026-11-30T12:00:00Z" usage_limit "usage limit" attempts=0`,
-			"decide: usage limit: continue after usage limit is off; nothing will be sent",
-			"state usage_limit until +3h",
-		}},
+		{0, sleeping, lines(
+			[]string{"decide: usage limit: continue after usage limit is off; nothing will be sent"},
+			told(limitOff, "usage limit"),
+			[]string{"state usage_limit until +3h (" + limitOff + ")"},
+		)},
 		{time.Minute, sleeping, nil},
 	})
 }
 
 func TestSwitchingUsageLimitContinuation(t *testing.T) {
 	run(t, testSettings(), []step{
-		{0, limitHit(resetAt(reset)), []string{
-			limitEntry,
-			"decide: usage limit: continue after usage limit is off; nothing will be sent",
-			"state usage_limit until +3h",
-		}},
+		{0, limitHit(resetAt(reset)), lines(
+			[]string{"decide: usage limit: continue after usage limit is off; nothing will be sent"},
+			told(limitOff, limitText),
+			[]string{"state usage_limit until +3h (" + limitOff + ")"},
+		)},
 		{time.Hour, reconfigure(func(s *Settings) { s.ContinueAfterUsageLimit = true }), []string{
-			"decide: usage limit: one continuation at 2026-11-30T12:01:00Z (reset + 1m)",
+			"decide[scheduled]: usage limit: one continuation at 2026-11-30T12:01:00Z (reset + 1m)",
 			"wake +3h1m",
-			"state usage_limit until +3h (continuing at 2026-11-30T12:01:00Z)",
+			"state usage_limit until +3h (" + limitAt1 + ")",
 		}},
 		{2 * time.Hour, reconfigure(func(s *Settings) { s.ContinueAfterUsageLimit = false }), []string{
 			"decide: continue after usage limit is off: the continuation is cancelled",
-			"state usage_limit until +3h",
+			"state usage_limit until +3h (" + limitOff + ")",
 		}},
 		{3*time.Hour + time.Minute, tick, nil},
 	})
@@ -183,12 +203,11 @@ func TestSwitchingUsageLimitContinuation(t *testing.T) {
 
 func TestUsageLimitContinuationWaitsForBox(t *testing.T) {
 	run(t, continueSettings(), []step{
-		{0, limitHit(resetAt(reset)), []string{
-			limitEntry,
-			"decide: usage limit: one continuation at 2026-11-30T12:01:00Z (reset + 1m)",
-			"wake +3h1m",
-			"state usage_limit until +3h (continuing at 2026-11-30T12:01:00Z)",
-		}},
+		{0, limitHit(resetAt(reset)), lines(
+			[]string{"decide[scheduled]: usage limit: one continuation at 2026-11-30T12:01:00Z (reset + 1m)", "wake +3h1m"},
+			told(limitAt1, limitText),
+			[]string{"state usage_limit until +3h (" + limitAt1 + ")"},
+		)},
 		{time.Hour, event(classify.BoxOpened, process(classify.StatusWaiting, "input needed")), nil},
 		{3*time.Hour + time.Minute, tick, []string{
 			"decide: attempt 1 is due but a box is open (input needed): next check at 2026-11-30T12:01:10Z",
@@ -197,7 +216,7 @@ func TestUsageLimitContinuationWaitsForBox(t *testing.T) {
 		}},
 		{3*time.Hour + time.Minute + 5*time.Second, event(classify.BoxClosed, process(classify.StatusIdle, "")), []string{
 			"decide: nothing holds attempt 1 any more: checking again now",
-			"state usage_limit until +3h (continuing at 2026-11-30T12:01:05Z)",
+			"state usage_limit until +3h (testagent reached its usage limit, which resets at 12:00 UTC, Mon 30 Nov; nudge continues the session at 12:01.)",
 			"wake +3h1m5s",
 		}},
 		{3*time.Hour + time.Minute + 5*time.Second, tick, []string{

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"nudge/internal/advice"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ func TestRestoreKeepsCounter(t *testing.T) {
 	set := testSettings()
 	s := run(t, set, steps(attempt1(), []step{
 		{time.Minute, fail(pe, err529), []string{
-			"decide: provider error: attempt 2 of 3 in 30s",
+			"decide[scheduled]: provider error: attempt 2 of 3 in 30s",
 			"state retrying until +1m30s (attempt 2 of 3)",
 			"wake +1m30s",
 		}},
@@ -54,7 +55,7 @@ func TestRestoreNeverResends(t *testing.T) {
 			{20 * time.Second, tick, nil},
 			{11 * time.Second, typed(testMessage), echo1}, // still known as nudge's own
 			{time.Minute, fail(pe, err529), []string{
-				"decide: provider error: attempt 2 of 3 in 30s",
+				"decide[scheduled]: provider error: attempt 2 of 3 in 30s",
 				"state retrying until +1m30s (attempt 2 of 3)",
 				"wake +1m30s",
 			}},
@@ -69,12 +70,8 @@ func TestRestoreNeverResends(t *testing.T) {
 		runOn(t, s, &set, []step{
 			{20 * time.Second, tick, nil},
 			{time.Hour, tick, nil},
-			{time.Hour, delivered(1, errors.New("the daemon stopped before the attempt was confirmed")), []string{
-				"decide: continuation could not be delivered: the daemon stopped before the attempt was confirmed: telling the person",
-				`entry "continuation could not be delivered: the daemon stopped before the attempt was confirmed" provider_error "API Error: 500 Internal server error" attempts=0`,
-				`notify "testagent needs attention" "/home/dev/project: continuation could not be delivered: the daemon stopped before the attempt was confirmed — API Error: 500 Internal server error"`,
-				"state gave_up (continuation could not be delivered: the daemon stopped before the attempt was confirmed)",
-			}},
+			{time.Hour, delivered(1, advice.Why{Cause: advice.Stopped}), gaveUp(
+				"nudge stopped before typing its continuation into testagent and does not send it again; type continue in the session yourself.", 1, "")},
 			{2 * time.Hour, tick, nil},
 		})
 	})
@@ -293,7 +290,7 @@ func TestDaemonHooks(t *testing.T) {
 		t.Errorf("note %q", s.Note())
 	}
 	runOn(t, s, &set, steps(attempt1()[1:], []step{
-		{time.Minute, event(classify.TurnDone), []string{"decide: turn completed: attempt counter reset", "state finished"}},
+		{time.Minute, event(classify.TurnDone), []string{"decide[recovered]: turn completed after continuation 1: recovered", "state finished"}},
 	}))
 	first := s.Episode()
 	if first == "" {
@@ -304,7 +301,7 @@ func TestDaemonHooks(t *testing.T) {
 	}
 	runOn(t, s, &set, []step{
 		{2 * time.Minute, fail(pe, err500), []string{
-			"decide: provider error: attempt 1 of 3 in 10s",
+			"decide[scheduled]: provider error: attempt 1 of 3 in 10s",
 			"state retrying until +2m10s (attempt 1 of 3)",
 			"wake +2m10s",
 		}},

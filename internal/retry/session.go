@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"nudge/internal/advice"
 	"nudge/internal/classify"
 )
 
@@ -196,7 +197,7 @@ func (s *Session) ObserveBacklog(ev classify.Event, now time.Time, set Settings)
 // late; it is told.
 func (s *Session) Restored(now time.Time, set Settings) []Action {
 	if p := s.Pending; p != nil && !p.Paused && now.Sub(p.At) > BacklogRecent {
-		s.tell(fmt.Sprintf("nudge was not running when attempt %d was due (%s); it is not sent this late", p.Attempt, stamp(p.At)), p.For, s.attempts(p.For))
+		s.tell(advice.Undelivered(s.Key.Agent, advice.Why{Cause: advice.TooLate, Due: p.At}), p.For, s.attempts(p.For))
 	}
 	return s.flush()
 }
@@ -274,7 +275,7 @@ func (s *Session) Tick(now time.Time, set Settings) []Action {
 	case p.For == ForUsageLimit && !set.ContinueAfterUsageLimit:
 		s.limitOff()
 	case s.AgentStatus == classify.StatusExited:
-		s.tell("continuation could not be delivered: agent process is gone", p.For, s.attempts(p.For))
+		s.tell(advice.Undelivered(s.Key.Agent, advice.Why{Cause: advice.Gone}), p.For, s.attempts(p.For))
 	default:
 		if b, ok := s.blocker(); ok {
 			s.hold(b, now, set)
@@ -286,7 +287,8 @@ func (s *Session) Tick(now time.Time, set Settings) []Action {
 }
 
 // Delivered takes the outcome of the Inject for attempt: err is nil when the
-// continuation was typed, else why it could not be.
+// continuation was typed, else why it could not be (an advice.Why; any other
+// error is a terminal that refused the keys).
 func (s *Session) Delivered(attempt int, err error, now time.Time, set Settings) []Action {
 	c := s.Sent
 	switch {
@@ -297,7 +299,7 @@ func (s *Session) Delivered(attempt int, err error, now time.Time, set Settings)
 		s.decide("attempt %d: delivery reported after the session moved on; nothing to do", attempt)
 	case err != nil:
 		c.Reported = true
-		s.tell("continuation could not be delivered: "+err.Error(), c.For, attempt-1)
+		s.tell(advice.Undelivered(s.Key.Agent, advice.WhyOf(err)), c.For, attempt)
 	default:
 		c.Reported = true
 		s.decide("attempt %d delivered; waiting for its turn to end", attempt)
@@ -308,14 +310,14 @@ func (s *Session) Delivered(attempt int, err error, now time.Time, set Settings)
 
 // Interrupted takes the outcome of attempt when a stop cut it while it was
 // being typed: its text may sit unsent in the agent's prompt, so the person
-// is told whatever the session did since (what says where), and the retry
+// is told whatever the session did since (why says where), and the retry
 // of that dead turn is over: nothing is typed over it.
-func (s *Session) Interrupted(attempt int, what string, now time.Time, set Settings) []Action {
-	what = "continuation could not be delivered: " + what
+func (s *Session) Interrupted(attempt int, why advice.Why, now time.Time, set Settings) []Action {
+	what := advice.Undelivered(s.Key.Agent, why)
 	c := s.Sent
 	if c != nil && c.Attempt == attempt && !c.Reported && s.current(c) {
 		c.Reported = true
-		s.tell(what, c.For, attempt-1)
+		s.tell(what, c.For, attempt)
 		return s.flush()
 	}
 	if c != nil && c.Attempt == attempt {
@@ -323,7 +325,7 @@ func (s *Session) Interrupted(attempt int, what string, now time.Time, set Setti
 	}
 	s.decide("attempt %d was cut while typing, after the session moved on: telling the person", attempt)
 	var f classify.Failure
-	s.entry(what, f, nil, attempt-1)
+	s.entry(what, f, nil, attempt)
 	s.notify(s.agentTitle()+" needs attention", what, f)
 	return s.flush()
 }
@@ -380,7 +382,7 @@ func (s *Session) observeProcess(ev classify.Event) {
 	}
 	switch p.Status {
 	case classify.StatusExited:
-		s.tell("continuation could not be delivered: agent process is gone", pend.For, s.attempts(pend.For))
+		s.tell(advice.Undelivered(s.Key.Agent, advice.Why{Cause: advice.Gone}), pend.For, s.attempts(pend.For))
 	case classify.StatusBusy:
 		s.Pending = nil
 		s.decide("the agent's registry says it is busy: pending attempt %d cancelled", pend.Attempt)
@@ -417,13 +419,10 @@ func (s *Session) deadTurn(ev classify.Event, now time.Time, set Settings) {
 		s.show(Cancelled, time.Time{}, "")
 	case classify.Auth:
 		s.endEpisode("sign-in failed")
-		what := "the agent needs you to sign in again"
-		if f.Hint != "" {
-			what += ": " + f.Hint
-		}
+		what := advice.SignIn(s.Key.Agent, f.Hint)
 		s.entry(what, f, nil, attempts)
 		s.notify(s.agentTitle()+" needs sign-in", what, f)
-		s.show(NeedsSignIn, time.Time{}, f.Hint)
+		s.show(NeedsSignIn, time.Time{}, what)
 	case classify.Rejected:
 		s.endEpisode("the provider refused the request")
 		s.entry("the provider refused the request; not retried", f, nil, attempts)
@@ -480,12 +479,16 @@ func (s *Session) providerError(f classify.Failure, recorded, now time.Time, set
 		return
 	}
 	if e.Attempts >= len(set.Delays) {
-		s.tell("gave up after "+attemptWord(e.Attempts), ForRetry, e.Attempts)
+		last := ""
+		if l := latest(e); l != nil {
+			last = l.Message
+		}
+		s.tell(advice.GaveUp(s.Key.Agent, e.Attempts, last), ForRetry, e.Attempts)
 		return
 	}
 	delay := set.Delays[e.Attempts]
 	s.Pending = &Pending{For: ForRetry, Attempt: e.Attempts + 1, At: now.Add(delay), Backlog: s.backlog}
-	s.decide("provider error: attempt %d of %d in %s", e.Attempts+1, len(set.Delays), short(delay))
+	s.step(StepScheduled, "provider error: attempt %d of %d in %s", e.Attempts+1, len(set.Delays), short(delay))
 	s.showPending(set)
 	s.wake(s.Pending.At)
 }
@@ -519,15 +522,11 @@ func (s *Session) usageLimit(f classify.Failure, auto, deadTurn bool, set Settin
 		l.Failure.ResetAt = f.ResetAt
 	}
 	l.AutoContinue = l.AutoContinue || auto
-	if fresh {
-		what := "usage limit reached; no reset time given"
-		if !f.ResetAt.IsZero() {
-			what = "usage limit reached; resets at " + stamp(f.ResetAt)
-		}
-		s.entry(what, l.Failure, nil, 0)
-	}
 	if fresh || before.AutoContinue != l.AutoContinue || !before.Failure.ResetAt.Equal(l.Failure.ResetAt) {
 		s.planLimit(set)
+	}
+	if fresh {
+		s.entry(s.limitWords(), l.Failure, nil, 0)
 	}
 	s.showLimit()
 }
@@ -556,7 +555,7 @@ func (s *Session) planLimit(set Settings) {
 			return
 		}
 		s.Pending = &Pending{For: ForUsageLimit, Attempt: 1, At: at}
-		s.decide("usage limit: one continuation at %s (reset + %s%s)", stamp(at), short(margin), why)
+		s.step(StepScheduled, "usage limit: one continuation at %s (reset + %s%s)", stamp(at), short(margin), why)
 		s.wake(at)
 	}
 }
@@ -595,9 +594,13 @@ func (s *Session) agentWorking(ev classify.Event) {
 	s.show(Working, time.Time{}, note)
 }
 
-// turnDone resets everything: a completed turn ends the episode (SPEC §3 step 4).
+// turnDone resets everything: a completed turn ends the episode (SPEC §3
+// step 4); after nudge's continuation, the session recovered.
 func (s *Session) turnDone() {
-	if s.Retry != nil || s.Pending != nil || s.Limit != nil {
+	switch c := s.Sent; {
+	case c != nil && s.current(c):
+		s.step(StepRecovered, "turn completed after continuation %d: recovered", c.Attempt)
+	case s.Retry != nil || s.Pending != nil || s.Limit != nil:
 		s.decide("turn completed: attempt counter reset")
 	}
 	s.overtake()
@@ -649,13 +652,13 @@ func (s *Session) unblocked(now time.Time, set Settings) {
 func (s *Session) blocker() (blocker, bool) {
 	switch {
 	case s.BoxOpen || s.AgentStatus == classify.StatusWaiting:
-		b := blocker{is: "a box is open", was: "a box stayed open", state: WaitingBox}
+		b := blocker{is: "a box is open", cause: advice.BoxOpen, box: s.BoxName, state: WaitingBox}
 		if s.BoxName != "" {
 			b.detail = " (" + s.BoxName + ")"
 		}
 		return b, true
 	case s.AgentStatus != "" && s.AgentStatus != classify.StatusIdle:
-		return blocker{is: "the agent is not idle", was: "the agent was not idle",
+		return blocker{is: "the agent is not idle", cause: advice.Busy,
 			detail: fmt.Sprintf(" (status %q)", s.AgentStatus), state: Retrying}, true
 	}
 	return blocker{}, false
@@ -663,8 +666,10 @@ func (s *Session) blocker() (blocker, bool) {
 
 // blocker is what holds a due continuation, in words for the person.
 type blocker struct {
-	is, was, detail string
-	state           State
+	is, detail string
+	cause      advice.Cause // what the person is told when nudge gives up
+	box        string
+	state      State
 }
 
 // hold postpones a due continuation while something blocks it: checks after
@@ -679,7 +684,7 @@ func (s *Session) hold(b blocker, now time.Time, set Settings) {
 	}
 	giveUp := p.HeldSince.Add(set.BoxGiveUp)
 	if !now.Before(giveUp) {
-		s.tell(fmt.Sprintf("gave up: %s for %s%s", b.was, short(set.BoxGiveUp), b.detail), p.For, s.attempts(p.For))
+		s.tell(advice.Undelivered(s.Key.Agent, advice.Why{Cause: b.cause, Box: b.box, For: set.BoxGiveUp}), p.For, s.attempts(p.For))
 		return
 	}
 	p.At = minTime(now.Add(p.Gap), giveUp)
@@ -725,28 +730,24 @@ func (s *Session) limitOff() {
 	s.showLimit()
 }
 
-// tell stops the automation for purpose and tells the person: one Inbox
-// entry, one notification, state GaveUp (SPEC §3: "Never a silent give-up").
+// tell stops the automation for purpose and tells the person what (an
+// advice text): one Inbox entry, one notification, state GaveUp (SPEC §3:
+// "Never a silent give-up").
 func (s *Session) tell(what string, purpose Purpose, attempts int) {
 	s.Pending = nil
-	note := what
 	var f classify.Failure
 	var last *classify.Failure
 	switch {
 	case purpose == ForRetry && s.Retry != nil:
 		s.Retry.Over = true
 		f, last = s.Retry.Original, latest(s.Retry)
-		if last != nil {
-			what += "; latest error: " + last.Message
-		}
 	case purpose == ForUsageLimit && s.Limit != nil:
 		s.Limit.Fired = true
 		f = s.Limit.Failure
 	}
-	s.decide("%s: telling the person", what)
 	s.entry(what, f, last, attempts)
 	s.notify(s.agentTitle()+" needs attention", what, f)
-	s.show(GaveUp, time.Time{}, note)
+	s.show(GaveUp, time.Time{}, what)
 }
 
 // current tells whether the continuation c still belongs to the session's
@@ -799,19 +800,18 @@ func (s *Session) showPending(set Settings) {
 	s.show(Retrying, p.At, note)
 }
 
-// showLimit shows "usage limit until <reset>".
+// showLimit shows "usage limit until <reset>", with what happens after.
 func (s *Session) showLimit() {
-	l := s.Limit
-	note := ""
-	switch p := s.Pending; {
-	case p != nil && p.For == ForUsageLimit && p.Paused:
-		note = "continuation paused"
-	case p != nil && p.For == ForUsageLimit:
-		note = "continuing at " + stamp(p.At)
-	case l.AutoContinue:
-		note = "the agent continues by itself after the reset"
+	s.show(UsageLimit, s.Limit.Failure.ResetAt, s.limitWords())
+}
+
+// limitWords says the usage limit in force and what happens at its end.
+func (s *Session) limitWords() string {
+	l := advice.Limit{Reset: s.Limit.Failure.ResetAt, AgentContinues: s.Limit.AutoContinue}
+	if p := s.Pending; p != nil && p.For == ForUsageLimit {
+		l.ContinueAt, l.Paused = p.At, p.Paused
 	}
-	s.show(UsageLimit, l.Failure.ResetAt, note)
+	return advice.UsageLimit(s.Key.Agent, l)
 }
 
 // sentNote describes a continuation on its way.
@@ -831,7 +831,9 @@ func (s *Session) show(st State, until time.Time, note string) {
 	s.emit(SetState{Key: s.Key, State: st, Until: until, Note: note})
 }
 
+// entry tells the person what in one Inbox entry, and says so in a decision.
 func (s *Session) entry(what string, f classify.Failure, last *classify.Failure, attempts int) {
+	s.step(StepTold, "told the person: %s", what)
 	s.emit(Entry{Key: s.Key, Project: s.Dir, What: what, Failure: f, Latest: last, Attempts: attempts})
 }
 
@@ -846,8 +848,11 @@ func (s *Session) notify(title, what string, f classify.Failure) {
 	s.emit(Notify{Key: s.Key, Project: s.Dir, Title: title, Body: body})
 }
 
-func (s *Session) decide(format string, args ...any) {
-	s.emit(Decision{Key: s.Key, What: fmt.Sprintf(format, args...)})
+func (s *Session) decide(format string, args ...any) { s.step("", format, args...) }
+
+// step records a decision that changes the session's course.
+func (s *Session) step(step Step, format string, args ...any) {
+	s.emit(Decision{Key: s.Key, What: fmt.Sprintf(format, args...), Step: step})
 }
 
 func (s *Session) wake(at time.Time) { s.emit(Wake{Key: s.Key, At: at}) }
@@ -881,14 +886,6 @@ func latest(e *Episode) *classify.Failure {
 // trimmed, with runs of white space folded.
 func sameText(a, b string) bool {
 	return strings.Join(strings.Fields(a), " ") == strings.Join(strings.Fields(b), " ")
-}
-
-// attemptWord says "1 attempt", "3 attempts".
-func attemptWord(n int) string {
-	if n == 1 {
-		return "1 attempt"
-	}
-	return fmt.Sprintf("%d attempts", n)
 }
 
 // stamp formats an instant for decisions and notes.

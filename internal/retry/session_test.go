@@ -2,6 +2,7 @@ package retry
 
 import (
 	"errors"
+	"nudge/internal/advice"
 	"testing"
 	"time"
 
@@ -13,7 +14,7 @@ const pe = classify.ProviderError
 // These lines repeat in many scenarios.
 var (
 	schedule1 = []string{
-		"decide: provider error: attempt 1 of 3 in 10s",
+		"decide[scheduled]: provider error: attempt 1 of 3 in 10s",
 		"state retrying until +10s (attempt 1 of 3)",
 		"wake +10s",
 	}
@@ -49,7 +50,7 @@ func steps(parts ...[]step) []step {
 func TestThreeAttemptsThenGiveUp(t *testing.T) {
 	run(t, testSettings(), steps(attempt1(), []step{
 		{3 * time.Minute, fail(pe, err529), []string{
-			"decide: provider error: attempt 2 of 3 in 30s",
+			"decide[scheduled]: provider error: attempt 2 of 3 in 30s",
 			"state retrying until +3m30s (attempt 2 of 3)",
 			"wake +3m30s",
 		}},
@@ -67,7 +68,7 @@ func TestThreeAttemptsThenGiveUp(t *testing.T) {
 			"decide: user message is nudge's own attempt 2: its turn started",
 		}},
 		{6 * time.Minute, fail(pe, err529), []string{
-			"decide: provider error: attempt 3 of 3 in 1m30s",
+			"decide[scheduled]: provider error: attempt 3 of 3 in 1m30s",
 			"state retrying until +7m30s (attempt 3 of 3)",
 			"wake +7m30s",
 		}},
@@ -82,15 +83,12 @@ func TestThreeAttemptsThenGiveUp(t *testing.T) {
 		{7*time.Minute + 31*time.Second, typed(testMessage), []string{
 			"decide: user message is nudge's own attempt 3: its turn started",
 		}},
-		{10 * time.Minute, fail(pe, err529), []string{
-			"decide: gave up after 3 attempts; latest error: API Error: 529 Overloaded: telling the person",
-			`entry "gave up after 3 attempts; latest error: API Error: 529 Overloaded" provider_error "API Error: 500 Internal server error" attempts=3 latest="API Error: 529 Overloaded"`,
-			`notify "testagent needs attention" "/home/dev/project: gave up after 3 attempts; latest error: API Error: 529 Overloaded — API Error: 500 Internal server error"`,
-			"state gave_up (gave up after 3 attempts)",
-		}},
+		{10 * time.Minute, fail(pe, err529), gaveUp("testagent's turn failed again after 3 continuations, the last time with: "+err529+
+			"; type continue in the session once the provider works again.", 3, err529)},
 		// never more attempts in this episode; the dead turn is still recorded
 		{11 * time.Minute, fail(pe, err529), []string{
 			"decide: provider error after nudge gave up on this episode: no more attempts",
+			"decide[told]: told the person: the turn failed again after nudge gave up; not retried",
 			`entry "the turn failed again after nudge gave up; not retried" provider_error "API Error: 529 Overloaded" attempts=3`,
 		}},
 		{20 * time.Minute, tick, nil},
@@ -102,17 +100,12 @@ func TestGiveUpSameErrorHasNoLatest(t *testing.T) {
 	set.Delays = []time.Duration{5 * time.Second}
 	run(t, set, []step{
 		{0, fail(pe, err500), []string{
-			"decide: provider error: attempt 1 of 1 in 5s",
+			"decide[scheduled]: provider error: attempt 1 of 1 in 5s",
 			"state retrying until +5s (attempt 1 of 1)",
 			"wake +5s",
 		}},
 		{5 * time.Second, tick, send1},
-		{time.Minute, fail(pe, err500), []string{
-			"decide: gave up after 1 attempt: telling the person",
-			`entry "gave up after 1 attempt" provider_error "API Error: 500 Internal server error" attempts=1`,
-			`notify "testagent needs attention" "/home/dev/project: gave up after 1 attempt — API Error: 500 Internal server error"`,
-			"state gave_up (gave up after 1 attempt)",
-		}},
+		{time.Minute, fail(pe, err500), gaveUp("testagent's turn failed again after 1 continuation; type continue in the session once the provider works again.", 1, "")},
 	})
 }
 
@@ -121,7 +114,7 @@ func TestDelaysAreCappedAtThree(t *testing.T) {
 	set.Delays = []time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second}
 	run(t, set, []step{
 		{0, fail(pe, err500), []string{
-			"decide: provider error: attempt 1 of 3 in 1s",
+			"decide[scheduled]: provider error: attempt 1 of 3 in 1s",
 			"state retrying until +1s (attempt 1 of 3)",
 			"wake +1s",
 		}},
@@ -132,7 +125,7 @@ func TestTimingIsFromDetection(t *testing.T) {
 	// A dead turn recorded an hour before nudge saw it still waits 10 s from now.
 	run(t, testSettings(), []step{
 		{time.Minute, fail(pe, err500, recorded(t0.Add(-time.Hour))), []string{
-			"decide: provider error: attempt 1 of 3 in 10s",
+			"decide[scheduled]: provider error: attempt 1 of 3 in 10s",
 			"state retrying until +1m10s (attempt 1 of 3)",
 			"wake +1m10s",
 		}},
@@ -144,11 +137,11 @@ func TestTimingIsFromDetection(t *testing.T) {
 func TestCompletedTurnResetsCounter(t *testing.T) {
 	run(t, testSettings(), steps(attempt1(), []step{
 		{time.Minute, event(classify.TurnDone), []string{
-			"decide: turn completed: attempt counter reset",
+			"decide[recovered]: turn completed after continuation 1: recovered",
 			"state finished",
 		}},
 		{2 * time.Minute, fail(pe, err529), []string{
-			"decide: provider error: attempt 1 of 3 in 10s",
+			"decide[scheduled]: provider error: attempt 1 of 3 in 10s",
 			"state retrying until +2m10s (attempt 1 of 3)",
 			"wake +2m10s",
 		}},
@@ -158,7 +151,7 @@ func TestCompletedTurnResetsCounter(t *testing.T) {
 func TestDeliveredAttemptCountsWithoutATurn(t *testing.T) {
 	run(t, testSettings(), steps(attempt1()[:3], []step{
 		{5 * time.Minute, fail(pe, err529), []string{
-			"decide: provider error: attempt 2 of 3 in 30s",
+			"decide[scheduled]: provider error: attempt 2 of 3 in 30s",
 			"state retrying until +5m30s (attempt 2 of 3)",
 			"wake +5m30s",
 		}},
@@ -168,7 +161,7 @@ func TestDeliveredAttemptCountsWithoutATurn(t *testing.T) {
 func TestPersonTypingEndsEpisode(t *testing.T) {
 	run(t, testSettings(), steps(attempt1(), []step{
 		{time.Minute, fail(pe, err529), []string{
-			"decide: provider error: attempt 2 of 3 in 30s",
+			"decide[scheduled]: provider error: attempt 2 of 3 in 30s",
 			"state retrying until +1m30s (attempt 2 of 3)",
 			"wake +1m30s",
 		}},
@@ -178,7 +171,7 @@ func TestPersonTypingEndsEpisode(t *testing.T) {
 		}},
 		{time.Minute + 30*time.Second, tick, nil},
 		{2 * time.Minute, fail(pe, err500), []string{ // a new episode: counter starts over
-			"decide: provider error: attempt 1 of 3 in 10s",
+			"decide[scheduled]: provider error: attempt 1 of 3 in 10s",
 			"state retrying until +2m10s (attempt 1 of 3)",
 			"wake +2m10s",
 		}},
@@ -193,7 +186,7 @@ func TestSameTextAfterEchoWindowIsAPerson(t *testing.T) {
 			"state working",
 		}},
 		{3 * time.Minute, fail(pe, err500), []string{
-			"decide: provider error: attempt 1 of 3 in 10s",
+			"decide[scheduled]: provider error: attempt 1 of 3 in 10s",
 			"state retrying until +3m10s (attempt 1 of 3)",
 			"wake +3m10s",
 		}},
@@ -218,7 +211,7 @@ func TestAgentWorkingCancelsPendingKeepsCounter(t *testing.T) {
 			}
 			run(t, testSettings(), steps(attempt1(), []step{
 				{time.Minute, fail(pe, err529), []string{
-					"decide: provider error: attempt 2 of 3 in 30s",
+					"decide[scheduled]: provider error: attempt 2 of 3 in 30s",
 					"state retrying until +1m30s (attempt 2 of 3)",
 					"wake +1m30s",
 				}},
@@ -228,7 +221,7 @@ func TestAgentWorkingCancelsPendingKeepsCounter(t *testing.T) {
 				}},
 				{time.Minute + 30*time.Second, tick, nil},
 				{2 * time.Minute, fail(pe, err529), []string{ // attempt 1 was used: the next is 2
-					"decide: provider error: attempt 2 of 3 in 30s",
+					"decide[scheduled]: provider error: attempt 2 of 3 in 30s",
 					"state retrying until +2m30s (attempt 2 of 3)",
 					"wake +2m30s",
 				}},
@@ -265,12 +258,7 @@ func TestBoxHoldsThenGivesUp(t *testing.T) {
 		{13 * time.Second, tick, check("17s", "17")},
 		{17 * time.Second, tick, check("21s", "21")},
 		{21 * time.Second, tick, check("25s", "25")}, // capped at first seen + 15 s
-		{25 * time.Second, tick, []string{
-			"decide: gave up: a box stayed open for 15s (permission prompt): telling the person",
-			`entry "gave up: a box stayed open for 15s (permission prompt)" provider_error "API Error: 500 Internal server error" attempts=0`,
-			`notify "testagent needs attention" "/home/dev/project: gave up: a box stayed open for 15s (permission prompt) — API Error: 500 Internal server error"`,
-			"state gave_up (gave up: a box stayed open for 15s (permission prompt))",
-		}},
+		{25 * time.Second, tick, gaveUp("nudge did not continue testagent: a box, permission prompt, stayed open for 15s; answer it, then type continue in the session.", 0, "")},
 		{time.Minute, tick, nil},
 	})
 }
@@ -325,7 +313,7 @@ func TestNotIdleHoldsUntilIdle(t *testing.T) {
 		// busy from before the dead turn: the registry has not caught up
 		{0, event(classify.TurnStarted, process(classify.StatusBusy, "")), []string{"state working"}},
 		{time.Second, fail(pe, err500), []string{
-			"decide: provider error: attempt 1 of 3 in 10s",
+			"decide[scheduled]: provider error: attempt 1 of 3 in 10s",
 			"state retrying until +11s (attempt 1 of 3)",
 			"wake +11s",
 		}},
@@ -366,12 +354,7 @@ func TestBusyAfterDeadTurnCancels(t *testing.T) {
 }
 
 func TestProcessGone(t *testing.T) {
-	gone := []string{
-		"decide: continuation could not be delivered: agent process is gone: telling the person",
-		`entry "continuation could not be delivered: agent process is gone" provider_error "API Error: 500 Internal server error" attempts=0`,
-		`notify "testagent needs attention" "/home/dev/project: continuation could not be delivered: agent process is gone — API Error: 500 Internal server error"`,
-		"state gave_up (continuation could not be delivered: agent process is gone)",
-	}
+	gone := gaveUp("nudge could not continue testagent: its process has exited or its terminal now runs something else; resume the session and type continue.", 0, "")
 	t.Run("while pending", func(t *testing.T) {
 		run(t, testSettings(), []step{
 			{0, fail(pe, err500), schedule1},
@@ -393,6 +376,7 @@ func TestProcessGoneMidTurnIsToldOnce(t *testing.T) {
 		{0, event(classify.TurnStarted, process(classify.StatusBusy, "")), []string{"state working"}},
 		{5 * time.Second, event(classify.AgentIdle, process(classify.StatusExited, "")), []string{
 			"decide: the agent process exited with its turn open: told once, not retried",
+			"decide[told]: told the person: the agent stopped in the middle of a turn; not retried",
 			`entry "the agent stopped in the middle of a turn; not retried" unknown "the agent process exited while its turn was still open; it recorded no error" attempts=0`,
 			"state failed (stopped mid-turn)",
 		}},
@@ -412,7 +396,7 @@ func TestResumedSessionIsNoLongerGone(t *testing.T) {
 		{0, event(classify.AgentIdle, process(classify.StatusExited, "")), nil},
 		{1 * time.Minute, event(classify.UserMessage), []string{"state working"}},
 		{2 * time.Minute, fail(pe, err500), []string{
-			"decide: provider error: attempt 1 of 3 in 10s",
+			"decide[scheduled]: provider error: attempt 1 of 3 in 10s",
 			"state retrying until +2m10s (attempt 1 of 3)",
 			"wake +2m10s",
 		}},
@@ -424,12 +408,8 @@ func TestUndeliverable(t *testing.T) {
 	run(t, testSettings(), []step{
 		{0, fail(pe, err500), schedule1},
 		{10 * time.Second, tick, send1},
-		{11 * time.Second, delivered(1, errors.New("pane %3 is gone")), []string{
-			"decide: continuation could not be delivered: pane %3 is gone: telling the person",
-			`entry "continuation could not be delivered: pane %3 is gone" provider_error "API Error: 500 Internal server error" attempts=0`,
-			`notify "testagent needs attention" "/home/dev/project: continuation could not be delivered: pane %3 is gone — API Error: 500 Internal server error"`,
-			"state gave_up (continuation could not be delivered: pane %3 is gone)",
-		}},
+		{11 * time.Second, delivered(1, advice.Why{Cause: advice.Gone, Place: "tmux /tmp/tmux-0/default %3"}), gaveUp(
+			"nudge could not continue testagent: its process has exited or its terminal now runs something else; resume the session and type continue.", 1, "")},
 		{12 * time.Second, delivered(1, nil), []string{
 			"decide: delivery report for attempt 1 ignored: no such continuation is outstanding",
 		}},
@@ -453,21 +433,25 @@ func TestLateDeliveryFailureAfterPersonTyped(t *testing.T) {
 
 func TestFailureClasses(t *testing.T) {
 	auth := func(ev *classify.Event) { ev.Failure.Hint = "run claude /login" }
+	const signIn = "testagent needs you to sign in again: run claude /login, then type continue in the session."
 	cases := []struct {
 		name string
 		ev   call
 		want []string
 	}{
 		{"auth", fail(classify.Auth, "Invalid API key", auth), []string{
-			`entry "the agent needs you to sign in again: run claude /login" auth "Invalid API key" attempts=0`,
-			`notify "testagent needs sign-in" "/home/dev/project: the agent needs you to sign in again: run claude /login — Invalid API key"`,
-			"state needs_signin (run claude /login)",
+			"decide[told]: told the person: " + signIn,
+			`entry "` + signIn + `" auth "Invalid API key" attempts=0`,
+			`notify "testagent needs sign-in" "/home/dev/project: ` + signIn + ` — Invalid API key"`,
+			"state needs_signin (" + signIn + ")",
 		}},
 		{"rejected", fail(classify.Rejected, "prompt is too long"), []string{
+			"decide[told]: told the person: the provider refused the request; not retried",
 			`entry "the provider refused the request; not retried" rejected "prompt is too long" attempts=0`,
 			"state failed",
 		}},
 		{"unknown", fail(classify.Unknown, "something odd"), []string{
+			"decide[told]: told the person: the turn failed with an error nudge does not recognise; not retried",
 			`entry "the turn failed with an error nudge does not recognise; not retried" unknown "something odd" attempts=0`,
 			"state failed",
 		}},
@@ -483,12 +467,13 @@ func TestFailureClasses(t *testing.T) {
 func TestOtherClassEndsPendingEpisode(t *testing.T) {
 	run(t, testSettings(), steps(attempt1(), []step{
 		{time.Minute, fail(pe, err529), []string{
-			"decide: provider error: attempt 2 of 3 in 30s",
+			"decide[scheduled]: provider error: attempt 2 of 3 in 30s",
 			"state retrying until +1m30s (attempt 2 of 3)",
 			"wake +1m30s",
 		}},
 		{time.Minute + 5*time.Second, fail(classify.Rejected, "model not found"), []string{
 			"decide: the provider refused the request: pending attempt 2 cancelled",
+			"decide[told]: told the person: the provider refused the request; not retried",
 			`entry "the provider refused the request; not retried" rejected "model not found" attempts=1`,
 			"state failed",
 		}},
@@ -503,6 +488,7 @@ func TestRetryOff(t *testing.T) {
 	off := func(msg string) []string {
 		return []string{
 			"decide: retry is off: one Inbox entry, no continuation",
+			"decide[told]: told the person: the turn failed with a provider error; retry is off",
 			`entry "the turn failed with a provider error; retry is off" provider_error "` + msg + `" attempts=0`,
 		}
 	}
@@ -516,12 +502,13 @@ func TestRetryOff(t *testing.T) {
 func TestSwitchingRetryOffCancelsPending(t *testing.T) {
 	run(t, testSettings(), steps(attempt1(), []step{
 		{time.Minute, fail(pe, err529), []string{
-			"decide: provider error: attempt 2 of 3 in 30s",
+			"decide[scheduled]: provider error: attempt 2 of 3 in 30s",
 			"state retrying until +1m30s (attempt 2 of 3)",
 			"wake +1m30s",
 		}},
 		{time.Minute + 5*time.Second, reconfigure(func(s *Settings) { s.Enabled = false }), []string{
 			"decide: retry is off: pending attempt 2 cancelled",
+			"decide[told]: told the person: the turn failed with a provider error; retry is off",
 			`entry "the turn failed with a provider error; retry is off" provider_error "API Error: 500 Internal server error" attempts=1 latest="API Error: 529 Overloaded"`,
 			"state failed",
 		}},
