@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gen2brain/beeep"
@@ -66,6 +67,10 @@ type Notifier struct {
 
 	ctx    context.Context // cancelled when Close gives up waiting
 	cancel context.CancelFunc
+
+	// desktopFailed is set by the first desktop notification that could
+	// not be shown: that one is a warning, the later ones are details.
+	desktopFailed atomic.Bool
 
 	mu     sync.Mutex // guards closed and wg.Add
 	closed bool
@@ -154,13 +159,29 @@ func (n *Notifier) desktop(m Message) {
 	select {
 	case err := <-done:
 		if err != nil {
-			n.log.Error("desktop notification failed", "title", m.Title, "err", err)
+			n.desktopFailure(m, err)
 		}
 	case <-time.After(desktopTimeout):
-		n.log.Error("desktop notification timed out", "title", m.Title, "after", desktopTimeout)
+		n.desktopFailure(m, fmt.Errorf("no answer within %s", desktopTimeout))
 	case <-n.ctx.Done():
 		n.log.Warn("desktop notification abandoned at shutdown", "title", m.Title)
 	}
+}
+
+// desktopFailure logs a desktop notification that could not be shown: the
+// first one of a run as one warning that says what to do, the later ones
+// at DEBUG. On a machine without a notification server (a headless one),
+// every notification fails the same way.
+func (n *Notifier) desktopFailure(m Message, err error) {
+	n.log.Debug("desktop notification not shown", "title", m.Title, "err", err)
+	if n.desktopFailed.Swap(true) {
+		return
+	}
+	if n.cfg.NtfyURL != "" || n.cfg.WebhookURL != "" {
+		n.log.Warn("desktop notifications cannot be shown here; nudge tells you through the phone push alone")
+		return
+	}
+	n.log.Warn("desktop notifications cannot be shown here; set notify.ntfy.url to an ntfy topic to be told on your phone instead")
 }
 
 // push sends the request build makes, retrying failures that may pass
