@@ -12,8 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"nudge/internal/advice"
 	"nudge/internal/inbox"
 	"nudge/internal/safetext"
+	"nudge/internal/status"
 )
 
 // Reasons Find gives no session.
@@ -129,43 +131,123 @@ func optTime(t time.Time) *time.Time {
 	return &t
 }
 
-// Print writes the timeline in time order, events, decisions and attempts
-// interleaved, for a person's terminal: the records' text as plain lines.
-func (t Timeline) Print(w io.Writer) {
-	type line struct {
-		at   time.Time
-		text string
-	}
-	var lines []line
+// Line is one moment of a timeline's story, in words: what `nudge explain`
+// prints and the Inbox window draws.
+type Line struct {
+	At   time.Time `json:"at"`
+	Kind string    `json:"kind"` // event, decision or attempt
+	// Tone marks how the moment went: failed, ok, or "" for neither.
+	Tone string `json:"tone,omitempty"`
+	Text string `json:"text"`
+	// Quote is the agent's own words for it (an error text), shown as text.
+	Quote string `json:"quote,omitempty"`
+}
+
+// The kinds of Line.
+const (
+	LineEvent    = "event"
+	LineDecision = "decision"
+	LineAttempt  = "attempt"
+)
+
+// Story is the timeline in time order, events, decisions and attempts
+// interleaved, each in words. A decision that ends with why an attempt was
+// not delivered refers to it rather than saying it again.
+func (t Timeline) Story() []Line {
+	lines := make([]Line, 0, len(t.Events)+len(t.Decisions)+len(t.Attempts))
 	for _, e := range t.Events {
-		text := e.Kind
-		if e.Class != "" {
-			text += " [" + e.Class + "]"
-		}
-		if e.Message != "" {
-			text += " " + e.Message
-		}
-		if e.Detail != "" {
-			text += " (" + e.Detail + ")"
-		}
-		lines = append(lines, line{e.DetectedAt, "event     " + text})
+		lines = append(lines, eventLine(e))
 	}
 	for _, d := range t.Decisions {
-		lines = append(lines, line{d.Time, "decision  " + d.What})
+		text := d.What
+		for _, a := range t.Attempts {
+			if before, ok := strings.CutSuffix(text, ": "+a.Reason); ok && a.Status == "failed" && a.Reason != "" && !d.Time.Before(a.Started) {
+				text = fmt.Sprintf("%s why continuation %d was not delivered", before, a.Attempt)
+				break
+			}
+		}
+		lines = append(lines, Line{At: d.Time, Kind: LineDecision, Text: text})
 	}
 	for _, a := range t.Attempts {
-		text := fmt.Sprintf("attempt %d %s", a.Attempt, a.Status)
-		if a.Backend != "" {
-			text += " via " + a.Backend + " " + a.Target
-		}
-		if a.Reason != "" {
-			text += ": " + a.Reason
-		}
-		lines = append(lines, line{a.Started, "attempt   " + text})
+		lines = append(lines, attemptLine(a))
 	}
-	sort.SliceStable(lines, func(i, j int) bool { return lines[i].at.Before(lines[j].at) })
-	safetext.Fprintf(w, "%s session %s in %s — now %s\n", t.Agent, t.Session, t.Project, t.State)
-	for _, l := range lines {
-		safetext.Fprintf(w, "%s  %s\n", l.at.Local().Format("15:04:05.000"), l.text)
+	sort.SliceStable(lines, func(i, j int) bool { return lines[i].At.Before(lines[j].At) })
+	return lines
+}
+
+// eventWords are the events' kinds in words.
+var eventWords = map[string]string{
+	"turn_started": "turn started", "user_message": "message to the agent", "agent_activity": "agent working",
+	"agent_retrying": "agent retrying by itself", "agent_idle": "agent idle", "turn_done": "turn finished",
+	"turn_failed": "turn failed", "box_opened": "box opened", "box_closed": "box closed", "usage_limited": "usage limit",
+}
+
+// classWords are the failure classes in words (docs/behaviour.md §2).
+var classWords = map[string]string{
+	"provider_error": "provider error", "usage_limit": "usage limit", "auth": "sign-in needed",
+	"rejected": "request rejected", "cancelled": "cancelled by the person", "unknown": "error nudge does not recognise",
+}
+
+func eventLine(e Event) Line {
+	l := Line{At: e.DetectedAt, Kind: LineEvent, Text: words(eventWords, e.Kind), Quote: e.Message}
+	switch e.Kind {
+	case "turn_failed":
+		l.Tone = "failed"
+	case "turn_done":
+		l.Tone = "ok"
+	}
+	if e.Class != "" && e.Kind != "usage_limited" {
+		l.Text += ": " + words(classWords, e.Class)
+	}
+	if e.Code != "" {
+		l.Text += " (" + e.Code + ")"
+	}
+	if e.ResetAt != nil {
+		l.Text += ", resets at " + advice.Clock(*e.ResetAt)
+	}
+	if e.Detail != "" {
+		l.Text += " (" + e.Detail + ")"
+	}
+	return l
+}
+
+func attemptLine(a Try) Line {
+	l := Line{At: a.Started, Kind: LineAttempt}
+	place := strings.TrimSpace(a.Backend + " " + a.Target)
+	switch a.Status {
+	case "sent":
+		l.Tone, l.Text = "ok", fmt.Sprintf("continuation %d typed", a.Attempt)
+	case "failed":
+		l.Tone, l.Text = "failed", fmt.Sprintf("continuation %d not delivered", a.Attempt)
+	default:
+		l.Text = fmt.Sprintf("continuation %d being typed", a.Attempt)
+	}
+	if place != "" {
+		l.Text += " at " + place
+	}
+	if a.Reason != "" {
+		l.Text += ": " + a.Reason
+	}
+	return l
+}
+
+// words is m's words for key, else the key with its underscores as spaces.
+func words(m map[string]string, key string) string {
+	if w, ok := m[key]; ok {
+		return w
+	}
+	return strings.ReplaceAll(key, "_", " ")
+}
+
+// Print writes the story for a person's terminal: the records' text as
+// plain lines.
+func (t Timeline) Print(w io.Writer) {
+	safetext.Fprintf(w, "%s session %s in %s — now %s\n", t.Agent, t.Session, t.Project, status.StateWords(t.State))
+	for _, l := range t.Story() {
+		text := l.Text
+		if l.Quote != "" {
+			text += ": " + l.Quote
+		}
+		safetext.Fprintf(w, "%s  %-9s %s\n", l.At.Local().Format("15:04:05.000"), l.Kind, text)
 	}
 }

@@ -4,6 +4,7 @@ package status
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -74,6 +75,20 @@ type Session struct {
 	RetryAt   *time.Time `json:"retry_at,omitempty"` // the pending continuation, if any
 	ResetAt   *time.Time `json:"reset_at,omitempty"` // usage limit: when it resets, if the agent said
 	UpdatedAt time.Time  `json:"updated_at"`
+}
+
+// StateWords says a session's state as the person reads it, "gave up" for
+// gave_up (docs/behaviour.md §6); views add the times they count down to.
+func StateWords(state string) string {
+	switch state {
+	case "":
+		return "watching"
+	case "waiting_box":
+		return "waiting for a box"
+	case "needs_signin":
+		return "needs sign-in"
+	}
+	return strings.ReplaceAll(state, "_", " ")
 }
 
 // SettingsChange is a request to flip toggles; nil fields stay as they are.

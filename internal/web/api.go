@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"nudge/internal/explain"
 	"nudge/internal/inbox"
 	"nudge/internal/status"
 )
@@ -54,6 +55,7 @@ func (a *api) routes() http.Handler {
 	mux.HandleFunc("POST /api/events/ticket", a.issue(a.tickets, "ticket"))
 	mux.HandleFunc("GET /api/status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, a.d.Status()) })
 	mux.HandleFunc("GET /api/sessions/{id}", a.session)
+	mux.HandleFunc("GET /api/sessions/{id}/timeline", a.timeline)
 	mux.HandleFunc("GET /api/entries", a.entries)
 	mux.HandleFunc("POST /api/entries/{id}/read", a.markRead)
 	mux.HandleFunc("POST /api/entries/read-all", a.change(a.db.MarkAllRead))
@@ -104,6 +106,30 @@ func (a *api) session(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, found[0])
 	default:
 		http.Error(w, fmt.Sprintf("%q matches %d sessions; give more of the id", id, len(found)), http.StatusConflict)
+	}
+}
+
+// Timeline is one session's timeline as the API gives it: what `nudge
+// explain --json` prints, with its state and its story in words.
+type Timeline struct {
+	explain.Timeline
+	StateWords string         `json:"state_words"`
+	Story      []explain.Line `json:"story"`
+}
+
+// timeline answers with the timeline of the session the id (or a prefix
+// that matches one session) names.
+func (a *api) timeline(w http.ResponseWriter, r *http.Request) {
+	tl, err := explain.Load(r.Context(), a.db, r.PathValue("id"))
+	switch {
+	case errors.Is(err, explain.ErrNoSession):
+		http.Error(w, err.Error(), http.StatusNotFound)
+	case errors.Is(err, explain.ErrAmbiguous):
+		http.Error(w, err.Error(), http.StatusConflict)
+	case err != nil:
+		a.fail(w, err)
+	default:
+		writeJSON(w, Timeline{Timeline: tl, StateWords: status.StateWords(tl.State), Story: tl.Story()})
 	}
 }
 

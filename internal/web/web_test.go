@@ -176,7 +176,7 @@ func TestSecretIsRequired(t *testing.T) {
 		"launch token as bearer": {"Authorization": "Bearer " + launchToken(t, f.srv.LaunchURL())},
 		"secret as launch":       {"Authorization": "Launch " + f.secret},
 	} {
-		for _, path := range []string{"/api/status", "/api/entries", "/api/events", "/api/sessions/x", "/nope"} {
+		for _, path := range []string{"/api/status", "/api/entries", "/api/events", "/api/sessions/x", "/api/sessions/x/timeline", "/nope"} {
 			if resp := f.request("GET", path, h, ""); resp.StatusCode != http.StatusUnauthorized {
 				t.Errorf("%s: GET %s: %s, want 401", name, path, resp.Status)
 			}
@@ -408,6 +408,40 @@ func TestOneSession(t *testing.T) {
 		t.Fatalf("session by exact id: %+v", s)
 	}
 	f.expect(f.request("GET", "/api/sessions/nope", nil, ""), http.StatusNotFound)
+}
+
+// A session's timeline: its stored events, decisions and attempts, the
+// state and the story in words, found by a prefix of its id.
+func TestTimeline(t *testing.T) {
+	f := serve(t)
+	now := time.Now().UTC()
+	must(t, f.db.Commit(context.Background(), inbox.Batch{
+		Sessions: []inbox.SessionRow{{Agent: "claude", Session: "4f2c9a1e-0000-4000-8000-000000000002", Project: "/home/p/web", State: "gave_up", UpdatedAt: now}},
+		Events: []inbox.EventRow{{Agent: "claude", Session: "4f2c9a1e-0000-4000-8000-000000000002", DetectedAt: now, Kind: "turn_failed",
+			Class: "provider_error", Code: "500", Message: "<b>API Error: 500</b>"}},
+		Decisions: []inbox.DecisionRow{{Agent: "claude", Session: "4f2c9a1e-0000-4000-8000-000000000002", Time: now.Add(time.Second), What: "provider error: attempt 1 of 3 in 10s"}},
+	}))
+	body := f.expect(f.request("GET", "/api/sessions/4f2c9a1e-0000-4000-8000-00000000000/timeline", nil, ""), 200)
+	var tl struct {
+		Agent      string `json:"agent"`
+		StateWords string `json:"state_words"`
+		Events     []struct {
+			Message string `json:"message"`
+		} `json:"events"`
+		Attempts []any `json:"attempts"`
+		Story    []struct {
+			Kind, Text, Quote string
+		} `json:"story"`
+	}
+	must(t, json.Unmarshal([]byte(body), &tl))
+	if tl.Agent != "claude" || tl.StateWords != "gave up" || len(tl.Events) != 1 || tl.Attempts == nil || len(tl.Story) != 2 ||
+		tl.Story[0].Text != "turn failed: provider error (500)" || tl.Story[0].Quote != "<b>API Error: 500</b>" || tl.Story[1].Kind != "decision" {
+		t.Fatalf("timeline: %s", body)
+	}
+	if !strings.Contains(body, `"attempts":[]`) {
+		t.Errorf("no attempts must be [], not null: %s", body)
+	}
+	f.expect(f.request("GET", "/api/sessions/nope/timeline", nil, ""), http.StatusNotFound)
 }
 
 func TestEventsFollowChanges(t *testing.T) {

@@ -76,6 +76,22 @@
     document.title = unread ? '(' + unread + ') nudge Inbox' : 'nudge Inbox';
   }
 
+  // openable makes li open the timeline of session on a click or Enter,
+  // except on its own buttons.
+  function openable(li, session) {
+    li.tabIndex = 0;
+    li.classList.add('openable');
+    li.addEventListener('click', (ev) => {
+      if (!ev.target.closest('button')) showTimeline(session);
+    });
+    li.addEventListener('keydown', (ev) => {
+      if ((ev.key === 'Enter' || ev.key === ' ') && ev.target === li) {
+        ev.preventDefault();
+        showTimeline(session);
+      }
+    });
+  }
+
   function renderStatus() {
     const set = status && status.settings;
     for (const [id, key] of [['toggle-retry', 'retry_enabled'], ['toggle-continue', 'continue_after_usage_limit']]) {
@@ -103,6 +119,8 @@
       const st = el('span', 'state ' + s.state, stateWords(s));
       if (s.note) st.title = s.note;
       li.append(st);
+      if (s.session === openSession) li.classList.add('open');
+      openable(li, s.session);
       return li;
     }));
     $('no-sessions').hidden = sessions.length > 0;
@@ -114,6 +132,7 @@
     list.replaceChildren(...entries.map((e) => {
       const li = el('li', 'entry' + (e.read ? '' : ' unread'));
       li.dataset.id = String(e.id);
+      li.dataset.session = e.session;
       const meta = el('div', 'meta');
       const when = el('time', 'when', ago(e.time) + ' · ' + clock(e.time));
       when.dateTime = e.time;
@@ -128,7 +147,7 @@
       if (e.error_text) li.append(el('pre', 'error-text', e.error_text));
       const foot = el('div', 'foot');
       const n = e.attempts || 0;
-      let tried = n === 0 ? 'no continuation sent' : n === 1 ? '1 continuation sent' : n + ' continuations sent';
+      let tried = n === 0 ? 'no continuation tried' : n === 1 ? '1 continuation tried' : n + ' continuations tried';
       if (e.class) tried += ' · ' + e.class.replace(/_/g, ' ') + (e.code ? ' ' + e.code : '');
       foot.append(el('span', 'attempts', tried));
       if (!e.read) {
@@ -138,6 +157,8 @@
         foot.append(b);
       }
       li.append(foot);
+      if (e.session === openSession) li.classList.add('open');
+      openable(li, e.session);
       return li;
     }));
     $('no-entries').hidden = entries.length > 0;
@@ -145,6 +166,97 @@
     $('clear').disabled = entries.length === 0;
     renderOverall();
   }
+
+  // The timeline of one session (what `nudge explain` prints): its events,
+  // nudge's decisions and the continuations typed, oldest first, in words;
+  // the agent's own text apart, as text. It follows the live updates.
+  let openSession = '';
+  let timelineWanted = null;
+
+  const lineLabel = { event: 'in the session', decision: 'nudge decided', attempt: 'continuation' };
+
+  function when(iso) {
+    const t = new Date(iso);
+    if (isNaN(t)) return '';
+    const today = new Date().toDateString() === t.toDateString();
+    return today ? t.toLocaleTimeString() : t.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+  }
+
+  function showTimeline(session) {
+    openSession = session;
+    $('timeline').hidden = false;
+    $('timeline').dataset.session = session;
+    document.body.classList.add('with-timeline');
+    for (const li of document.querySelectorAll('li.openable')) li.classList.toggle('open', li.dataset.session === session);
+    loadTimeline();
+  }
+
+  function closeTimeline() {
+    openSession = '';
+    $('timeline').hidden = true;
+    delete $('timeline').dataset.session;
+    delete $('timeline').dataset.loaded;
+    document.body.classList.remove('with-timeline');
+    for (const li of document.querySelectorAll('li.openable.open')) li.classList.remove('open');
+  }
+
+  // timelineSoon reloads the open timeline once the updates settle.
+  function timelineSoon() {
+    if (!openSession || timelineWanted) return;
+    timelineWanted = setTimeout(() => { timelineWanted = null; loadTimeline(); }, 150);
+  }
+
+  async function loadTimeline() {
+    const session = openSession;
+    if (!session) return;
+    try {
+      const r = await fetch('/api/sessions/' + encodeURIComponent(session) + '/timeline', { headers: auth(), credentials: 'omit', cache: 'no-store' });
+      if (r.status === 401) {
+        signedOut(forgotten);
+        return;
+      }
+      if (session !== openSession) return;
+      if (!r.ok) {
+        $('timeline-who').textContent = 'No timeline: ' + (await r.text()).trim();
+        $('timeline-lines').replaceChildren();
+        return;
+      }
+      renderTimeline(await r.json());
+    } catch (err) {
+      showConnection('Could not reach nudge: ' + err, true);
+    }
+  }
+
+  function renderTimeline(tl) {
+    const who = $('timeline-who');
+    who.replaceChildren(el('span', 'agent', tl.agent), el('span', 'where', project(tl.project) || '(no project)'));
+    const sid = el('span', 'sid', shortID(tl.session));
+    sid.title = tl.session;
+    who.append(sid, el('span', 'state ' + tl.state, 'now ' + tl.state_words));
+    const live = ((status && status.sessions) || []).find((s) => s.session === tl.session);
+    const todo = $('timeline-todo');
+    const told = live && ['gave_up', 'needs_signin', 'usage_limit'].includes(live.state) ? live.note : '';
+    todo.textContent = told || '';
+    todo.hidden = !told;
+    const story = tl.story || [];
+    $('timeline-lines').replaceChildren(...story.map((l) => {
+      const li = el('li', 'line ' + l.kind + (l.tone ? ' ' + l.tone : ''));
+      li.dataset.kind = l.kind;
+      if (l.tone) li.dataset.tone = l.tone;
+      const at = el('time', 'at', when(l.at));
+      at.dateTime = l.at;
+      li.append(at, el('span', 'label', lineLabel[l.kind] || l.kind), el('p', 'text', l.text));
+      if (l.quote) li.append(el('pre', 'quote', l.quote));
+      return li;
+    }));
+    $('timeline-empty').hidden = story.length > 0;
+    $('timeline').dataset.loaded = '1';
+  }
+
+  $('timeline-close').addEventListener('click', closeTimeline);
+  document.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Escape' && openSession) closeTimeline();
+  });
 
   function showConnection(text, lost) {
     const c = $('connection');
@@ -263,11 +375,13 @@
     events.addEventListener('status', (ev) => {
       status = JSON.parse(ev.data);
       renderStatus();
+      timelineSoon();
       document.body.dataset.live = '1';
     });
     events.addEventListener('entries', (ev) => {
       entries = JSON.parse(ev.data) || [];
       renderEntries();
+      timelineSoon();
     });
   }
 
