@@ -157,6 +157,16 @@ func TestTrayTogglesPersistAndQuit(t *testing.T) {
 	eventually(t, "retry_enabled false in nudge status", func() bool { on, ok := w.settings(); return ok && !on })
 	eventually(t, "the checkbox unticked", func() bool { return item.toggleState(t, retry.id) == 0 })
 
+	// A pause from the CLI shows in the menu.
+	if out, err := daemontest.CLI(w.env, "pause"); err != nil {
+		t.Fatalf("nudge pause: %v %s", err, out)
+	}
+	eventually(t, "Resume in the menu", func() bool { return item.layout(t).has("Resume") })
+	if out, err := daemontest.CLI(w.env, "resume"); err != nil {
+		t.Fatalf("nudge resume: %v %s", err, out)
+	}
+	eventually(t, "Pause in the menu again", func() bool { return item.layout(t).has("Pause") })
+
 	item.quit(t, menu.find(t, labelQuit).id)
 	if code := d.Exit(t); code != 0 {
 		t.Fatalf("Quit from the menu: exit status %d, want 0", code)
@@ -218,6 +228,17 @@ func TestTrayShowsSessionsAndInbox(t *testing.T) {
 		s := strings.Join(got, "|")
 		return strings.Contains(s, "project (claude): needs sign-in") && strings.Contains(s, "Open Inbox… (1 unread)")
 	})
+	// Under the session, what the person was told, in the Inbox entry's words.
+	out, err := daemontest.CLI(w.env, "inbox", "--json")
+	var es []struct {
+		What string `json:"what"`
+	}
+	if err != nil || json.Unmarshal(out, &es) != nil || len(es) != 1 || !strings.Contains(es[0].What, "claude /login") {
+		t.Fatalf("inbox --json: %v\n%s", err, out)
+	}
+	if !item.layout(t).has("    " + es[0].What) {
+		t.Errorf("the menu does not say %q under the session", es[0].What)
+	}
 	eventually(t, "tooltip needs attention", func() bool { return strings.Contains(item.tooltip(), "needs attention") })
 
 	// "Open Inbox…" opens the Inbox window through the user-only launcher
@@ -366,6 +387,16 @@ type entry struct {
 }
 
 type layout []entry
+
+// has reports whether a line says label.
+func (l layout) has(label string) bool {
+	for _, e := range l {
+		if e.label == label {
+			return true
+		}
+	}
+	return false
+}
 
 func (l layout) find(t *testing.T, label string) entry {
 	t.Helper()

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"nudge/internal/status"
@@ -113,6 +112,9 @@ func draw(st status.Status, unread int, now time.Time) picture {
 			words, ticking := stateWords(s, now)
 			p.ticking = p.ticking || ticking
 			p.lines = append(p.lines, line{label: sessionName(s) + ": " + words})
+			if told, ok := toldLine(s); ok {
+				p.lines = append(p.lines, told)
+			}
 		}
 	}
 	if n := len(st.Sessions) - maxSessions; n > 0 {
@@ -194,33 +196,29 @@ func sessionName(s status.Session) string {
 // stateWords says a session's state in words (SPEC §6), and whether the
 // words count down.
 func stateWords(s status.Session, now time.Time) (string, bool) {
-	switch s.State {
-	case "":
-		return "watching", false
-	case "working", "finished", "failed", "cancelled":
-		return s.State, false
-	case "retrying":
-		if s.RetryAt == nil {
-			return "retrying", false
-		}
+	switch {
+	case s.State == "retrying" && s.RetryAt != nil:
 		secs := int(math.Ceil(s.RetryAt.Sub(now).Seconds()))
 		if secs <= 0 {
 			return "retrying now", true
 		}
 		return fmt.Sprintf("retrying in %d s", secs), true
-	case "waiting_box":
-		return "waiting for a box", false
-	case "usage_limit":
-		if s.ResetAt == nil {
-			return "usage limit", false
-		}
+	case s.State == "usage_limit" && s.ResetAt != nil:
 		return "usage limit until " + clock(*s.ResetAt, now), false
-	case "needs_signin":
-		return "needs sign-in", false
-	case "gave_up":
-		return "gave up", false
 	}
-	return strings.ReplaceAll(s.State, "_", " "), false
+	return status.StateWords(s.State), false
+}
+
+// toldLine is the line under a session that waits for the person: what
+// they were told, in the words of the Inbox entry and the notification.
+func toldLine(s status.Session) (line, bool) {
+	switch s.State {
+	case "gave_up", "needs_signin", "usage_limit":
+		if s.Note != "" {
+			return line{label: "    " + s.Note}, true
+		}
+	}
+	return line{}, false
 }
 
 // clock is t in local time: the hour today, with the day otherwise.

@@ -19,7 +19,8 @@ const Available = true
 
 // Timings of the icon's loop.
 const (
-	// redrawGap debounces redraws to about one a second.
+	// redrawGap debounces redraws to about one a second; a change of the
+	// toggles is drawn at once.
 	redrawGap = time.Second
 	// reassertAfter sets icon, title and tooltip again after start: systray
 	// v1.12.2 drops them when they land before its D-Bus export is done
@@ -82,6 +83,12 @@ func (v *menuBar) loop(ctx context.Context) {
 			v.setIcon()
 		case <-changed:
 			changed = v.spec.Changed()
+			if set := v.spec.Status().Settings; set != nil && *set != v.shown.settings {
+				// A toggle flipped elsewhere (the CLI, the Inbox window)
+				// shows at once.
+				redraw, tick = nil, v.redraw(ctx, nil)
+				continue
+			}
 			soon()
 		case <-v.inbox:
 			v.inbox = nil
