@@ -60,15 +60,8 @@ func doctor(cmd *cobra.Command, cfg config.Config) {
 		safetext.Fprintf(w, "daemon:   not answering: %v\n", err)
 	}
 	fmt.Fprintln(w, "agents:")
-	names := slices.Collect(maps.Keys(cfg.Agents))
-	for _, a := range classify.Agents() {
-		if _, ok := cfg.Agents[a.Name]; !ok {
-			names = append(names, a.Name)
-		}
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		doctorAgent(w, name, cfg.Agent(name))
+	for _, name := range agentsOf(cfg) {
+		printWatched(w, name, cfg.Agent(name))
 		if agent, ok := classify.Lookup(name); ok && cfg.Agent(name).Enabled && agent.Blind != "" {
 			safetext.Fprintf(w, "  %-9s cannot see: %s\n", "", agent.Blind)
 		}
@@ -92,7 +85,21 @@ func doctor(cmd *cobra.Command, cfg config.Config) {
 	}
 }
 
-func doctorAgent(w io.Writer, name string, a config.Agent) {
+// agentsOf are the agents the config names and those of the registry, by
+// name: every one of them is watched unless turned off.
+func agentsOf(cfg config.Config) []string {
+	names := slices.Collect(maps.Keys(cfg.Agents))
+	for _, a := range classify.Agents() {
+		if _, ok := cfg.Agents[a.Name]; !ok {
+			names = append(names, a.Name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// printWatched says which folder of agent name nudge watches, or why none.
+func printWatched(w io.Writer, name string, a config.Agent) {
 	if !a.Enabled {
 		safetext.Fprintf(w, "  %-9s off in the config\n", name)
 		return

@@ -29,9 +29,12 @@ default browser. Both ask the running daemon.
 
 The subcommands change entries: "nudge inbox read ID..." marks entries read,
 "nudge inbox read-all" marks every entry read, "nudge inbox clear" removes
-them all. ID is the number after "#" in "nudge inbox" (the "ID" of --json).`,
+them all. ID is the number after "#" in "nudge inbox" (the "id" of --json).`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := oneOf(cmd, "url", "open", "json"); err != nil {
+				return err
+			}
 			cfg, err := loadConfig(cmd)
 			if err != nil {
 				return err
@@ -56,7 +59,6 @@ them all. ID is the number after "#" in "nudge inbox" (the "ID" of --json).`,
 	cmd.Flags().Bool("unread", false, "only unread entries")
 	cmd.Flags().Bool("url", false, "print a one-time sign-in link to the Inbox window")
 	cmd.Flags().Bool("open", false, "open the Inbox window in the default browser")
-	cmd.MarkFlagsMutuallyExclusive("url", "open", "json")
 	cmd.AddCommand(
 		&cobra.Command{
 			Use:   "read ID...",
@@ -104,8 +106,24 @@ them all. ID is the number after "#" in "nudge inbox" (the "ID" of --json).`,
 	return cmd
 }
 
+// oneOf is a usage error when more than one of the flags is set.
+func oneOf(cmd *cobra.Command, flags ...string) error {
+	var set []string
+	for _, f := range flags {
+		if cmd.Flags().Changed(f) {
+			set = append(set, "--"+f)
+		}
+	}
+	if len(set) > 1 {
+		return usageError{fmt.Errorf("%s cannot be used together", strings.Join(set, " and "))}
+	}
+	return nil
+}
+
+// listEntries prints the Inbox entries; --json gives the same entries as
+// the Inbox window's API (web.Entry), an empty array when there are none.
 func listEntries(cmd *cobra.Command, cfg config.Config, unread, asJSON bool) error {
-	entries := []inbox.EntryRow{}
+	var entries []inbox.EntryRow
 	db, ok, err := openInbox(cfg)
 	if err != nil {
 		return err
@@ -117,7 +135,11 @@ func listEntries(cmd *cobra.Command, cfg config.Config, unread, asJSON bool) err
 		}
 	}
 	if asJSON {
-		return printJSON(cmd.OutOrStdout(), entries)
+		out := make([]web.Entry, len(entries))
+		for i, e := range entries {
+			out[i] = web.NewEntry(e)
+		}
+		return printJSON(cmd.OutOrStdout(), out)
 	}
 	if len(entries) == 0 {
 		fmt.Fprintln(cmd.OutOrStdout(), "the Inbox is empty")
@@ -181,10 +203,15 @@ func servedURL(ctx context.Context, cfg config.Config) (string, error) {
 
 // openInboxWindow opens the Inbox window in the default browser, signed
 // in, without a shell and without the sign-in link on any command line.
+// Where no browser can be opened, it says how to open the window instead.
 func openInboxWindow(ctx context.Context, cfg config.Config) error {
 	link, err := servedURL(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	return web.OpenWindow(cfg.DataDir, link)
+	err = web.OpenWindow(cfg.DataDir, link)
+	if errors.Is(err, web.ErrCannotOpen) {
+		return fmt.Errorf("the Inbox window: %w; run `nudge inbox --url` and open the link it prints in a browser on this machine within 5 minutes", err)
+	}
+	return err
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -54,6 +56,7 @@ func newRoot() *cobra.Command {
 		Version: version.String(),
 	}
 	root.SetVersionTemplate("nudge {{.Version}}\n")
+	root.SetHelpCommand(newHelpCmd())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentFlags().String("config", "", "config file (default: $NUDGE_CONFIG or the platform config folder)")
 	root.AddCommand(
@@ -66,12 +69,60 @@ func newRoot() *cobra.Command {
 	return root
 }
 
-// args wraps a cobra argument rule so that a wrong count is a usage error.
+// args wraps a cobra argument rule so that a wrong count is a usage error;
+// a word where a command with subcommands expects none is an unknown
+// command, with the ones it may mean.
 func args(rule cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, a []string) error {
-		if err := rule(cmd, a); err != nil {
-			return usageError{err}
+		err := rule(cmd, a)
+		switch {
+		case err == nil:
+			return nil
+		case len(a) > 0 && cmd.HasAvailableSubCommands():
+			return unknownCommand(cmd, a[0])
 		}
-		return nil
+		return usageError{err}
+	}
+}
+
+// unknownCommand is the usage error of word where cmd expects one of its
+// subcommands.
+func unknownCommand(cmd *cobra.Command, word string) error {
+	return usageError{fmt.Errorf("unknown command %q for %q%s", word, cmd.CommandPath(), didYouMean(cmd, word))}
+}
+
+// didYouMean names cmd's subcommands close to word: "; did you mean
+// "status"?", or "".
+func didYouMean(cmd *cobra.Command, word string) string {
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's own default for its suggestions
+	}
+	near := cmd.SuggestionsFor(word)
+	if len(near) == 0 {
+		return ""
+	}
+	for i, n := range near {
+		near[i] = strconv.Quote(n)
+	}
+	return "; did you mean " + strings.Join(near, " or ") + "?"
+}
+
+// newHelpCmd is `nudge help [command]`: an unknown command is bad usage.
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(cmd *cobra.Command, a []string) error {
+			found, rest, err := cmd.Root().Find(a)
+			if err != nil || found == nil {
+				return usageError{fmt.Errorf("no help for %q: %w", strings.Join(a, " "), err)}
+			}
+			if len(rest) > 0 {
+				return unknownCommand(found, rest[0])
+			}
+			found.InitDefaultHelpFlag()
+			found.InitDefaultVersionFlag()
+			return found.Help()
+		},
 	}
 }

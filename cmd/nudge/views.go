@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -40,7 +39,7 @@ func newStatusCmd() *cobra.Command {
 			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
 				return printJSON(cmd.OutOrStdout(), st)
 			}
-			printStatus(cmd.OutOrStdout(), st)
+			printStatus(cmd.OutOrStdout(), st, cfg)
 			return nil
 		},
 	}
@@ -72,7 +71,7 @@ func currentStatus(ctx context.Context, cfg config.Config) (status.Status, error
 	return st, nil
 }
 
-func printStatus(w io.Writer, st status.Status) {
+func printStatus(w io.Writer, st status.Status, cfg config.Config) {
 	if d := st.Daemon; d != nil {
 		ready := "scanning"
 		if d.Ready {
@@ -92,7 +91,14 @@ func printStatus(w io.Writer, st status.Status) {
 	if s := st.Settings; s != nil {
 		safetext.Fprintf(w, "retry after API errors: %s · continue after usage limit: %s%s\n", onOff(s.RetryEnabled), onOff(s.ContinueAfterUsageLimit), map[bool]string{true: " · PAUSED"}[s.Paused])
 	}
-	if len(st.Sessions) == 0 {
+	switch {
+	case len(st.Sessions) == 0 && st.Daemon != nil:
+		fmt.Fprintln(w, "no session active in the last 24 hours; nudge watches these folders for them:")
+		for _, name := range agentsOf(cfg) {
+			printWatched(w, name, cfg.Agent(name))
+		}
+		return
+	case len(st.Sessions) == 0:
 		fmt.Fprintln(w, "no sessions seen yet")
 		return
 	}
@@ -105,19 +111,15 @@ func printStatus(w io.Writer, st status.Status) {
 }
 
 func describeState(s status.Session) string {
-	out := strings.ReplaceAll(s.State, "_", " ")
+	out := status.StateWords(s.State)
 	switch {
 	case s.RetryAt != nil && s.State == "retrying":
 		out = fmt.Sprintf("retrying in %s", max(time.Until(*s.RetryAt), 0).Round(time.Second))
 	case s.ResetAt != nil:
 		out = "usage limit until " + s.ResetAt.Local().Format(time.DateTime)
-	case s.State == "waiting_box":
-		out = "waiting for a box"
-	case s.State == "needs_signin":
-		out = "needs sign-in"
 	}
 	if s.Note != "" {
-		out += " (" + s.Note + ")"
+		out += " — " + s.Note
 	}
 	return out
 }

@@ -65,9 +65,9 @@ func (w *world) startDaemon() {
 func (w *world) nudge(args ...string) ([]byte, error) { return daemontest.CLI(w.env, args...) }
 
 type cliEntry struct {
-	ID        int64
-	ErrorText string
-	Read      bool
+	ID        int64  `json:"id"`
+	ErrorText string `json:"error_text"`
+	Read      bool   `json:"read"`
 }
 
 func (w *world) entries() []cliEntry {
@@ -79,34 +79,12 @@ func (w *world) entries() []cliEntry {
 	return es
 }
 
-// deadTurn writes a Claude Code transcript whose turn dies from a provider
-// error, as the CLI writes it (formats/claude.md; e2e/pipe/standin).
+// deadTurn writes a Claude Code transcript in /work/shop whose turn dies
+// from a provider error, as the CLI writes it (docs/agents/claude.md).
 func (w *world) deadTurn(session, errorText string) {
 	w.t.Helper()
-	project := filepath.Join(w.home, ".claude", "projects", "-work-shop")
-	must(w.t, os.MkdirAll(project, 0o700))
-	now := time.Now().UTC()
-	common := func(rec map[string]any, i int) map[string]any {
-		rec["sessionId"], rec["cwd"], rec["isSidechain"], rec["version"] = session, "/work/shop", false, "2.1.332"
-		rec["timestamp"] = now.Add(time.Duration(i) * time.Millisecond).Format("2006-01-02T15:04:05.000Z")
-		rec["uuid"] = fmt.Sprintf("browser-%s-%d", session, i)
-		return rec
-	}
-	lines := []map[string]any{
-		common(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": "build the shop"},
-			"origin": map[string]any{"kind": "human"}, "promptSource": "typed", "turnOrigin": "human"}, 0),
-		common(map[string]any{"type": "assistant", "isApiErrorMessage": true, "error": "server_error", "apiErrorStatus": 500,
-			"apiErrorType": "api_error", "requestId": "req_browser",
-			"message": map[string]any{"model": "<synthetic>", "role": "assistant", "stop_reason": "stop_sequence", "stop_sequence": "",
-				"content": []any{map[string]any{"type": "text", "text": errorText}}}}, 1),
-	}
-	var buf bytes.Buffer
-	for _, l := range lines {
-		b, err := json.Marshal(l)
-		must(w.t, err)
-		buf.Write(append(b, '\n'))
-	}
-	must(w.t, os.WriteFile(filepath.Join(project, session+".jsonl"), buf.Bytes(), 0o600))
+	daemontest.Claude(w.t, w.home, "/work/shop", session, daemontest.ClaudePrompt("build the shop"),
+		daemontest.ClaudeAPIError("server_error", 500, errorText))
 }
 
 // pageEntry is what the page shows of one entry, read from its DOM.
@@ -284,13 +262,13 @@ func (w *world) secret() string {
 }
 
 // fakeOpener puts a browser opener on the CLI's PATH that records its
-// arguments in the returned file.
+// arguments in the returned file, and gives the CLI a display to open on.
 func (w *world) fakeOpener() string {
 	w.t.Helper()
 	bin := w.t.TempDir()
 	args := filepath.Join(bin, "args")
 	must(w.t, os.WriteFile(filepath.Join(bin, "xdg-open"), []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" > "+args+"\n"), 0o755))
-	w.env = append(w.env, "PATH="+bin+":"+os.Getenv("PATH"))
+	w.env = append(w.env, "PATH="+bin+":"+os.Getenv("PATH"), "DISPLAY=:0")
 	return args
 }
 

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -204,5 +205,63 @@ func Eventually(t testing.TB, what string, within time.Duration, cond func() boo
 			t.Fatalf("timed out after %s waiting for %s", within, what)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Claude appends records to the transcript of Claude Code session in the
+// folder cwd, under home's ~/.claude, each with the fields the CLI gives
+// every record (docs/agents/claude.md).
+func Claude(t testing.TB, home, cwd, session string, records ...map[string]any) {
+	t.Helper()
+	dir := filepath.Join(home, ".claude", "projects", regexp.MustCompile(`[^A-Za-z0-9]`).ReplaceAllString(cwd, "-"))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	for _, rec := range records {
+		claudeRecords++
+		rec["sessionId"], rec["cwd"], rec["isSidechain"], rec["version"] = session, cwd, false, "2.1.332"
+		rec["timestamp"] = time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+		rec["uuid"] = fmt.Sprintf("e2e-%s-%d", session, claudeRecords)
+		b, err := json.Marshal(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.Write(append(b, '\n'))
+	}
+	f, err := os.OpenFile(filepath.Join(dir, session+".jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// claudeRecords numbers the records Claude writes, for their ids.
+var claudeRecords int
+
+// ClaudePrompt is a person's typed message to Claude Code.
+func ClaudePrompt(text string) map[string]any {
+	return map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": text},
+		"origin": map[string]any{"kind": "human"}, "promptSource": "typed", "turnOrigin": "human"}
+}
+
+// ClaudeAPIError is Claude Code's record of a turn that died from an API
+// error: the error's kind ("server_error", "authentication_failed", …),
+// the HTTP status and the text the person saw.
+func ClaudeAPIError(kind string, status int, text string) map[string]any {
+	return map[string]any{"type": "assistant", "isApiErrorMessage": true, "error": kind, "apiErrorStatus": status,
+		"message": map[string]any{"model": "<synthetic>", "role": "assistant", "stop_reason": "stop_sequence", "stop_sequence": "",
+			"content": []any{map[string]any{"type": "text", "text": text}}}}
+}
+
+// ClaudeTurnDone is Claude Code's record of a turn that completed.
+func ClaudeTurnDone() []map[string]any {
+	return []map[string]any{
+		{"type": "assistant", "message": map[string]any{"id": fmt.Sprintf("msg_e2e_%d", time.Now().UnixNano()), "model": "claude-opus-5-5",
+			"stop_reason": "end_turn", "content": []any{map[string]any{"type": "text", "text": "Done."}}}},
+		{"type": "system", "subtype": "turn_duration", "durationMs": 100, "messageCount": 2, "isMeta": false},
 	}
 }

@@ -138,14 +138,14 @@ func (w *world) continuations() int {
 func (w *world) nudge(args ...string) ([]byte, error) { return daemontest.CLI(w.env, args...) }
 
 type entry struct {
-	ID        int64
-	Agent     string
-	Session   string
-	Project   string
-	What      string
-	ErrorText string
-	Class     string
-	Attempts  int
+	ID        int64  `json:"id"`
+	Agent     string `json:"agent"`
+	Session   string `json:"session"`
+	Project   string `json:"project"`
+	What      string `json:"what"`
+	ErrorText string `json:"error_text"`
+	Class     string `json:"class"`
+	Attempts  int    `json:"attempts"`
 }
 
 func (w *world) inbox() []entry {

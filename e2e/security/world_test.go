@@ -74,9 +74,12 @@ func (w *world) secret() string {
 }
 
 type entry struct {
-	ID                                 int64
-	Agent, Session, Project, ErrorText string
-	Read                               bool
+	ID        int64  `json:"id"`
+	Agent     string `json:"agent"`
+	Session   string `json:"session"`
+	Project   string `json:"project"`
+	ErrorText string `json:"error_text"`
+	Read      bool   `json:"read"`
 }
 
 func (w *world) entries() []entry {

@@ -517,6 +517,16 @@ func TestPublishAndLauncher(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(bin, "xdg-open"), []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" > "+args+"\n"), 0o755))
 	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
 	link := f.srv.LaunchURL()
+	// Without a display there is no browser to open, and nothing is written.
+	t.Setenv("DISPLAY", "")
+	t.Setenv("WAYLAND_DISPLAY", "")
+	if err := OpenWindow(f.dir, link); !errors.Is(err, ErrCannotOpen) {
+		t.Fatalf("OpenWindow with no display: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, launcherFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a launcher written with no browser to open it: %v", err)
+	}
+	t.Setenv("DISPLAY", ":0")
 	must(t, OpenWindow(f.dir, link))
 	launcher := filepath.Join(f.dir, launcherFile)
 	var got []byte
