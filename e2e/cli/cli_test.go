@@ -101,6 +101,54 @@ func TestVersionIsTheDaemons(t *testing.T) {
 	}
 }
 
+// The version is never just "dev" when the build knows better: a release
+// build's (make's -ldflags), else the revision of the checkout it was
+// built from.
+func TestVersionFromTheBuild(t *testing.T) {
+	dir := t.TempDir()
+	build := func(flags ...string) string {
+		t.Helper()
+		bin := filepath.Join(dir, "nudge")
+		out, err := exec.Command("go", append(append([]string{"build"}, flags...), "-o", bin, daemontest.Nudge)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go build %v: %v\n%s", flags, err, out)
+		}
+		v, err := exec.Command(bin, "--version").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(v))
+	}
+	if v := build("-ldflags", "-X nudge/internal/version.Release=1.2.3"); v != "nudge 1.2.3" {
+		t.Errorf("a release build says %q", v)
+	}
+	rev, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not built from a git checkout: %v", err)
+	}
+	top, _ := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if fi, err := os.Stat(filepath.Join(strings.TrimSpace(string(top)), ".git")); err != nil || !fi.IsDir() {
+		t.Skip("a git worktree: go stamps the revision only where .git is a folder")
+	}
+	if v, r := build("-buildvcs=true"), strings.TrimSpace(string(rev)); !strings.Contains(v, r[:12]) || v == "nudge dev" {
+		t.Errorf("built from revision %s, --version says %q", r[:12], v)
+	}
+}
+
+// A daemon that cannot start says why once, on stderr, and exits 1.
+func TestStartupErrorIsSaidOnce(t *testing.T) {
+	m := newMachine(t)
+	cmd := exec.Command(daemontest.Bin(daemontest.Nudge), "run", "--headless")
+	cmd.Env = append(m.env, "NUDGE_WEB_ADDR=192.0.2.1:0")
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("run with a web.addr that is not loopback: %v, want exit status 1\n%s", err, out)
+	}
+	if n := strings.Count(string(out), "is not a loopback address"); n != 1 {
+		t.Errorf("the reason said %d times, want once:\n%s", n, out)
+	}
+}
+
 // A refused second daemon says why once and writes nothing into the log of
 // the daemon that runs; started by the login service it exits 0, so the
 // service manager does not start it again and again.
