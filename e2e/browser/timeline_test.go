@@ -164,6 +164,20 @@ func TestTimelineInTheInboxWindow(t *testing.T) {
 		t.Errorf("the timeline stays open after Close")
 	}
 
+	// From the keyboard: Enter on a session opens its timeline, and the
+	// session keeps the focus while the list is drawn again.
+	b.press(`#sessions li[data-session="`+dead+`"]`, "\uE007")
+	daemontest.Eventually(t, "the timeline opened from the keyboard", 10*time.Second, func() bool {
+		v = b.timeline()
+		return v.Open && v.Session == dead && v.has("event", "ok", "turn finished")
+	})
+	time.Sleep(1500 * time.Millisecond) // the list is drawn again each second
+	var focused string
+	b.run(`return (document.activeElement && document.activeElement.dataset.session) || ''`, &focused)
+	if focused != dead {
+		t.Errorf("the focus went from the session to %q", focused)
+	}
+
 	// A pause from the CLI shows in the window.
 	must(t, func() error { _, err := w.nudge("pause"); return err }())
 	daemontest.Eventually(t, "Resume on the page", 10*time.Second, func() bool {

@@ -3,6 +3,7 @@ package browser
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -154,9 +155,34 @@ func (b *browser) run(script string, out any, args ...any) {
 // click clicks the element css finds.
 func (b *browser) click(css string) {
 	b.t.Helper()
-	var el map[string]string
-	b.do("POST", "/element", map[string]string{"using": "css selector", "value": css}, &el)
-	b.do("POST", "/element/"+el[elementKey]+"/click", map[string]any{}, nil)
+	b.onElement(css, "/click", map[string]any{})
+}
+
+// press sends keys (WebDriver key codes, "\uE007" for Enter) to the
+// element css finds, as a person typing would.
+func (b *browser) press(css, keys string) {
+	b.t.Helper()
+	b.onElement(css, "/value", map[string]any{"text": keys})
+}
+
+// onElement sends the element css finds the command at path. A page that
+// draws the element anew in between (the sessions list, each second) gets
+// the command again on the new one.
+func (b *browser) onElement(css, path string, in any) {
+	b.t.Helper()
+	for try := 1; ; try++ {
+		var el map[string]string
+		b.do("POST", "/element", map[string]string{"using": "css selector", "value": css}, &el)
+		err := b.raw("POST", "/session/"+b.session+"/element/"+el[elementKey]+path, in, nil)
+		var de *driverError
+		if errors.As(err, &de) && de.Code == "stale element reference" && try < 5 {
+			continue
+		}
+		if err != nil {
+			b.t.Fatalf("webdriver %s on %s: %v", path, css, err)
+		}
+		return
+	}
 }
 
 // alertOpen reports whether a JavaScript dialog is showing.

@@ -106,6 +106,8 @@
 
     const list = $('sessions');
     const sessions = (status && status.sessions) || [];
+    // The list is drawn anew each second; a focused session keeps the focus.
+    const focused = list.contains(document.activeElement) ? document.activeElement.dataset.session : '';
     list.replaceChildren(...sessions.map((s) => {
       const li = el('li');
       li.dataset.session = s.session;
@@ -123,6 +125,10 @@
       openable(li, s.session);
       return li;
     }));
+    if (focused) {
+      const li = list.querySelector('li[data-session="' + CSS.escape(focused) + '"]');
+      if (li) li.focus();
+    }
     $('no-sessions').hidden = sessions.length > 0;
     renderOverall();
   }
