@@ -25,6 +25,9 @@ const (
 	// Unreachable: no process of the session was found in a terminal nudge
 	// can type into.
 	Unreachable
+	// NoScreen: the agent's screen must be checked before typing, and its
+	// terminal cannot show it.
+	NoScreen
 	// Ambiguous: several processes could be the session's.
 	Ambiguous
 	// Gone: the agent process exited, or its place now holds another.
@@ -89,6 +92,8 @@ func Undelivered(agent string, w Why) string {
 			return fmt.Sprintf("nudge could not continue %s: its process %d runs in no terminal nudge can type into; type continue there yourself, and %s.", a.title, w.PID, wrapFix)
 		}
 		return fmt.Sprintf("nudge could not continue %s: it found no running process of this session in a terminal it can type into; continue the session yourself, and %s.", a.title, wrapFix)
+	case NoScreen:
+		return fmt.Sprintf("nudge could not continue %s: its terminal at %s cannot show nudge the screen it checks before typing; type continue there yourself, and start %s as `nudge wrap -- %s` or in tmux so that nudge can next time.", a.title, place, a.title, a.command)
 	case Ambiguous:
 		return fmt.Sprintf("nudge could not continue %s: several %s processes in this folder could be this session, and nudge never guesses; type continue in the right one yourself.", a.title, a.title)
 	case Gone:

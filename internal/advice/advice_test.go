@@ -21,7 +21,7 @@ var (
 func everyWhy() []Why {
 	return []Why{
 		{Cause: TypingFailed, Place: place}, {Cause: TypingFailed},
-		{Cause: Unreachable}, {Cause: Unreachable, PID: 4242},
+		{Cause: Unreachable}, {Cause: Unreachable, PID: 4242}, {Cause: NoScreen, Place: "screen 4242.pts-1 0"},
 		{Cause: Ambiguous}, {Cause: Gone}, {Cause: NotIdle, PID: 4242, Place: place},
 		{Cause: BoxOpen, Box: "permission prompt", For: time.Hour}, {Cause: BoxOpen, For: 90 * time.Second},
 		{Cause: Busy, For: time.Hour}, {Cause: Refused}, {Cause: Stopped}, {Cause: Repeated},

@@ -140,8 +140,10 @@ func undelivered(err error, del inject.Delivery, pid int) error {
 		why.Cause = advice.Refused
 	case errors.Is(err, inject.ErrAmbiguous):
 		why.Cause = advice.Ambiguous
-	case errors.Is(err, inject.ErrNoTerminal), errors.Is(err, inject.ErrNoScreen):
+	case errors.Is(err, inject.ErrNoTerminal):
 		why.Cause = advice.Unreachable
+	case errors.Is(err, inject.ErrNoScreen):
+		why.Cause = advice.NoScreen
 	case errors.Is(err, inject.ErrNotIdle), errors.Is(err, inject.ErrCopyMode):
 		why.Cause = advice.NotIdle
 	case errors.Is(err, inject.ErrGone), errors.Is(err, inject.ErrOtherProcess):
