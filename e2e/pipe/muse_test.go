@@ -1,6 +1,7 @@
 package pipe
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -142,9 +143,27 @@ func TestMuseOpenApprovalBlocksTyping(t *testing.T) {
 }
 
 // A usage window at 100 % makes the failed turn a usage limit with the
-// window's reset time; nothing is typed.
+// window's reset time; nothing is typed. The window and the turn it killed
+// may reach nudge in one host answer or in two, in either order: the limit
+// is told once, with the dead turn's text unless the window was told first
+// (then the dead turn's text is in the timeline; docs/behaviour.md §5).
+// "window first" holds the transcript back until the window alone is told.
 func TestMuseUsageWindowIsUsageLimit(t *testing.T) {
-	m := startMuse(t, "provider-failure-turn", museFailedLines, "-usage-reset-in", "90m")
+	t.Run("together", func(t *testing.T) { museUsageWindow(t, false) })
+	t.Run("window first", func(t *testing.T) { museUsageWindow(t, true) })
+}
+
+func museUsageWindow(t *testing.T, windowFirst bool) {
+	args := []string{"-usage-reset-in", "90m"}
+	hold := filepath.Join(t.TempDir(), "go-on")
+	if windowFirst {
+		args = append(args, "-hold", hold)
+	}
+	m := startMuse(t, "provider-failure-turn", museFailedLines, args...)
+	if windowFirst {
+		m.eventually("the window told alone", 20*time.Second, func() bool { return len(m.inbox()) == 1 })
+		must(t, os.WriteFile(hold, nil, 0o600))
+	}
 	var reset *time.Time
 	m.eventually("the usage limit with its reset time", 20*time.Second, func() bool {
 		ss := m.sessions()
@@ -156,9 +175,69 @@ func TestMuseUsageWindowIsUsageLimit(t *testing.T) {
 	if d := time.Until(*reset); d < 85*time.Minute || d > 91*time.Minute {
 		t.Errorf("reset at %v (in %v), want about 90 minutes ahead", reset, d)
 	}
+	var tl museTimeline
+	m.eventually("the dead turn", 20*time.Second, func() bool {
+		tl = m.timeline()
+		return tl.deadTurn() != ""
+	})
+	if got := tl.deadTurn(); !strings.Contains(got, "503") {
+		t.Errorf("dead turn %q, want a usage limit with Muse's 503 text", got)
+	}
 	m.never("typing a continuation", 6*time.Second, func() bool { return len(m.receivedLines()) > 0 })
 	es := m.inbox()
-	if len(es) != 1 || es[0].Class != "usage_limit" || !strings.Contains(es[0].ErrorText, "503") {
-		t.Errorf("inbox %+v, want one usage-limit entry with Muse's text", es)
+	if len(es) > 0 {
+		t.Logf("told as %q", es[0].ErrorText)
 	}
+	switch {
+	case len(es) != 1 || es[0].Class != "usage_limit":
+		t.Errorf("inbox %+v, want one usage-limit entry", es)
+	case windowFirst && strings.Contains(es[0].ErrorText, "503"):
+		t.Errorf("inbox %+v, want the window's entry: it was told first", es)
+	case strings.Contains(es[0].ErrorText, "503"):
+	case !strings.HasPrefix(es[0].ErrorText, "Muse usage window exhausted until "):
+		t.Errorf("inbox %+v, want the dead turn's text or the usage window's", es)
+	case !m.timeline().decided("the dead turn is the same limit, not told again", "provider returned 503"):
+		t.Errorf("the window was told first, but the timeline lacks the dead turn's text: %+v", m.timeline().Decisions)
+	}
+}
+
+// museTimeline is what `nudge explain --json` says about the one session.
+type museTimeline struct {
+	Events []struct {
+		Kind, Class, Message string
+	}
+	Decisions []struct{ What string }
+}
+
+func (m *museRun) timeline() museTimeline {
+	m.t.Helper()
+	out, err := m.nudge("explain", "--json", museSession)
+	must(m.t, err)
+	var tl museTimeline
+	must(m.t, json.Unmarshal(out, &tl))
+	return tl
+}
+
+// deadTurn is the message of the first usage-limit dead turn, if any.
+func (tl museTimeline) deadTurn() string {
+	for _, e := range tl.Events {
+		if e.Kind == "turn_failed" && e.Class == "usage_limit" {
+			return e.Message
+		}
+	}
+	return ""
+}
+
+// decided tells whether one decision says all the parts.
+func (tl museTimeline) decided(parts ...string) bool {
+	for _, d := range tl.Decisions {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(d.What, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -223,5 +224,79 @@ func TestUsageLimitContinuationWaitsForBox(t *testing.T) {
 			"decide: sending attempt 1 (usage_limit): nothing holds it",
 			`inject #1 "go on"`,
 		}},
+	})
+}
+
+// A limit shows twice when an agent reports its exhausted window and the
+// turn it killed separately (Muse's host answers): it is told once in
+// either order. The dead turn's error text, when it comes second, goes to
+// the timeline and stays with the limit for whatever is told about it later.
+const (
+	windowText = "Muse usage window exhausted until 2026-11-30T12:00:00Z"
+	deadText   = "provider returned 503"
+)
+
+// limitNoReset is what the person is told of a limit without a reset time.
+const limitNoReset = "testagent reached its usage limit and did not say when it resets; type continue in the session once it has."
+
+var window = event(classify.UsageLimited, func(ev *classify.Event) {
+	ev.Failure = &classify.Failure{Class: classify.UsageLimit, Message: windowText, ResetAt: reset}
+})
+
+func TestUsageLimitReportThenDeadTurnIsToldOnce(t *testing.T) {
+	const undelivered = "nudge could not continue testagent: typing into its terminal failed; type continue there yourself."
+	run(t, continueSettings(), []step{
+		{0, window, lines(
+			[]string{"decide[scheduled]: usage limit: one continuation at 2026-11-30T12:01:00Z (reset + 1m)", "wake +3h1m"},
+			told(limitAt1, windowText),
+			[]string{"state usage_limit until +3h (" + limitAt1 + ")"},
+		)},
+		{2 * time.Second, fail(classify.UsageLimit, deadText, resetAt(reset)), []string{
+			`decide: usage limit already told: the dead turn is the same limit, not told again (its error: "` + deadText + `")`,
+		}},
+		{3 * time.Second, window, nil},
+		{3*time.Hour + time.Minute, tick, []string{
+			"decide: sending attempt 1 (usage_limit): nothing holds it",
+			`inject #1 "go on"`,
+		}},
+		// what is told later carries the dead turn's text
+		{3*time.Hour + time.Minute, delivered(1, errors.New("no terminal")), []string{
+			"decide[told]: told the person: " + undelivered,
+			`entry "` + undelivered + `" usage_limit "` + deadText + `" attempts=1`,
+			`notify "testagent needs attention" "/home/dev/project: ` + undelivered + ` — ` + deadText + `"`,
+			"state gave_up (" + undelivered + ")",
+		}},
+	})
+}
+
+func TestUsageLimitDeadTurnThenReportIsToldOnce(t *testing.T) {
+	run(t, testSettings(), []step{
+		{0, fail(classify.UsageLimit, deadText, resetAt(reset)), lines(
+			[]string{"decide: usage limit: continue after usage limit is off; nothing will be sent"},
+			told(limitOff, deadText),
+			[]string{"state usage_limit until +3h (" + limitOff + ")"},
+		)},
+		{2 * time.Second, window, nil},
+		{time.Minute, window, nil},
+	})
+}
+
+// A dead turn without a reset time keeps the told limit's; one after the
+// told limit's reset passed is a new limit.
+func TestUsageLimitDeadTurnAfterReportKeepsResetUntilItPasses(t *testing.T) {
+	run(t, testSettings(), []step{
+		{0, window, lines(
+			[]string{"decide: usage limit: continue after usage limit is off; nothing will be sent"},
+			told(limitOff, windowText),
+			[]string{"state usage_limit until +3h (" + limitOff + ")"},
+		)},
+		{time.Second, fail(classify.UsageLimit, deadText), []string{
+			`decide: usage limit already told: the dead turn is the same limit, not told again (its error: "` + deadText + `")`,
+		}},
+		{3*time.Hour + time.Second, fail(classify.UsageLimit, deadText), lines(
+			[]string{"decide: usage limit: continue after usage limit is off; nothing will be sent"},
+			told(limitNoReset, deadText),
+			[]string{"state usage_limit (" + limitNoReset + ")"},
+		)},
 	})
 }

@@ -229,7 +229,7 @@ func (s *Session) observe(ev classify.Event, now time.Time, set Settings) {
 		if ev.Failure != nil {
 			f = *ev.Failure
 		}
-		s.usageLimit(f, ev.AutoContinue, false, set)
+		s.usageLimit(f, ev.AutoContinue, false, now, set)
 	case classify.UserMessage:
 		s.userMessage(ev, now, set)
 	case classify.TurnStarted, classify.AgentActivity, classify.AgentRetrying:
@@ -413,7 +413,7 @@ func (s *Session) deadTurn(ev classify.Event, now time.Time, set Settings) {
 	case classify.ProviderError:
 		s.providerError(f, ev.Time, now, set)
 	case classify.UsageLimit:
-		s.usageLimit(f, ev.AutoContinue, true, set)
+		s.usageLimit(f, ev.AutoContinue, true, now, set)
 	case classify.Cancelled:
 		s.endEpisode("the person interrupted the turn")
 		s.show(Cancelled, time.Time{}, "")
@@ -494,10 +494,14 @@ func (s *Session) providerError(f classify.Failure, recorded, now time.Time, set
 }
 
 // usageLimit handles a usage limit, from a dead turn or from the agent's
-// own report that it waits (SPEC §5). Only a dead turn or a new limit gets
-// an Inbox entry; no notification: nothing is broken and nobody can act
-// before the reset, and the menu shows "usage limit until T".
-func (s *Session) usageLimit(f classify.Failure, auto, deadTurn bool, set Settings) {
+// own report that it waits (SPEC §5). A limit gets one Inbox entry, however
+// it first shows: a report while a told limit stands (no work and no
+// continuation since), or a dead turn while it is also in force (its reset
+// not passed), is the same limit. A dead turn arriving after the report
+// keeps its error text in the timeline and in the limit (docs/behaviour.md
+// §5). No notification: nothing is broken and nobody can act before the
+// reset, and the menu shows "usage limit until T".
+func (s *Session) usageLimit(f classify.Failure, auto, deadTurn bool, now time.Time, set Settings) {
 	if p := s.Pending; p != nil && p.For == ForRetry {
 		s.Pending = nil
 		s.decide("usage limit: pending attempt %d cancelled (the retry yields to the limit, SPEC §5)", p.Attempt)
@@ -509,7 +513,7 @@ func (s *Session) usageLimit(f classify.Failure, auto, deadTurn bool, set Settin
 		}
 	}
 	l := s.Limit
-	fresh := l == nil || l.Fired || deadTurn
+	fresh := l == nil || l.Fired || deadTurn && !s.rateLimited(now)
 	if l == nil {
 		l = &Limit{}
 		s.Limit = l
@@ -518,6 +522,12 @@ func (s *Session) usageLimit(f classify.Failure, auto, deadTurn bool, set Settin
 	switch {
 	case fresh:
 		*l = Limit{Failure: f, AutoContinue: auto}
+	case deadTurn:
+		s.decide("usage limit already told: the dead turn is the same limit, not told again (its error: %q)", f.Message)
+		l.Failure = f
+		if f.ResetAt.IsZero() {
+			l.Failure.ResetAt = before.Failure.ResetAt
+		}
 	case !f.ResetAt.IsZero():
 		l.Failure.ResetAt = f.ResetAt
 	}

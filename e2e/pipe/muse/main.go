@@ -8,10 +8,11 @@
 // session.jsonl under $HOME/.muse; every start is appended to
 // $MUSE_STANDIN_SERVE_LOG.
 //
-//	muse -transcript FILE -upto N [-received FILE] [-usage-reset-in D] [-approval FILE]
+//	muse -transcript FILE -upto N [-received FILE] [-usage-reset-in D [-hold FILE]] [-approval FILE]
 //
 // is a person's interactive session in a terminal: it writes the
-// transcript's first N lines into its session.jsonl, then for each line it
+// transcript's first N lines into its session.jsonl (after the usage
+// window, and once FILE exists when -hold is given), then for each line it
 // reads (a person's or nudge's typing) records the line, writes a turn/start
 // with it and the rest of the transcript. SIGUSR1 opens the approval of the
 // -approval transcript, SIGUSR2 resolves it.
@@ -64,6 +65,7 @@ func interactive() {
 	upto := flag.Int("upto", -1, "lines written before the first input (-1: all)")
 	received := flag.String("received", "received.log", "file that records every line received")
 	usageIn := flag.Duration("usage-reset-in", 0, "write a usage window at 100 % that resets this far ahead")
+	hold := flag.String("hold", "", "write the transcript only once this file exists")
 	approval := flag.String("approval", "", "transcript whose approval SIGUSR1 opens and SIGUSR2 resolves")
 	flag.Parse()
 
@@ -99,6 +101,12 @@ func interactive() {
 			"window": map[string]any{"usedPercent": 100, "resetsAtMs": time.Now().Add(*usageIn).UnixMilli(), "windowDurationMins": 300},
 			"weekly": map[string]any{"usedPercent": 40, "resetsAtMs": time.Now().Add(72 * time.Hour).UnixMilli()},
 		}))
+	}
+	for *hold != "" {
+		if _, err := os.Stat(*hold); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	write(lines[:*upto]...)
 	rest := lines[*upto:]
