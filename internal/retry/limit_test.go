@@ -300,3 +300,29 @@ func TestUsageLimitDeadTurnAfterReportKeepsResetUntilItPasses(t *testing.T) {
 		)},
 	})
 }
+
+// The turn the window killed may start after the window was told: the
+// agent's work in between does not make its dead turn a new limit, and
+// what was told survives a restart. A person's new message starts afresh:
+// the dead turn that answers it is told.
+func TestUsageLimitToldOnceAcrossTheTurnItKilled(t *testing.T) {
+	limitState := []string{"decide: usage limit: continue after usage limit is off; nothing will be sent",
+		"state usage_limit until +3h (" + limitOff + ")"}
+	s := run(t, testSettings(), []step{
+		{0, window, lines(limitState[:1], told(limitOff, windowText), limitState[1:])},
+	})
+	set := testSettings()
+	s = restore(t, s)
+	runOn(t, s, &set, []step{
+		{time.Second, event(classify.TurnStarted), []string{"state working"}},
+		{2 * time.Second, fail(classify.UsageLimit, deadText, resetAt(reset)), lines([]string{
+			`decide: usage limit already told: the dead turn is the same limit, not told again (its error: "` + deadText + `")`,
+		}, limitState)},
+		{3 * time.Second, event(classify.AgentActivity), []string{"state working"}},
+		{4 * time.Second, window, lines([]string{
+			"decide: usage limit already told: the agent reports the same limit again",
+		}, limitState)},
+		{time.Hour, typed("try again"), []string{"state working"}},
+		{time.Hour + time.Second, fail(classify.UsageLimit, deadText, resetAt(reset)), lines(limitState[:1], told(limitOff, deadText), limitState[1:])},
+	})
+}

@@ -90,6 +90,11 @@ type Session struct {
 	// LastContinuedReset is the reset time nudge last continued after: it
 	// continues at most once per reset.
 	LastContinuedReset time.Time `json:"last_continued_reset,omitzero"`
+	// ToldReset is the reset time of the last usage limit told, until a
+	// person's message or the end of a turn other than by this limit: the
+	// same limit shown again after the agent's own work (the turn it
+	// killed) is not told again (docs/behaviour.md §5).
+	ToldReset time.Time `json:"told_reset,omitzero"`
 	// TurnEnded: the current turn ended (done or failed) and no new one
 	// started since; EndedTurn is the ID of that ending when it names its
 	// turn (classify.Event.TurnScoped).
@@ -494,12 +499,15 @@ func (s *Session) providerError(f classify.Failure, recorded, now time.Time, set
 }
 
 // usageLimit handles a usage limit, from a dead turn or from the agent's
-// own report that it waits (SPEC §5). A limit gets one Inbox entry, however
-// it first shows: a report while a told limit stands (no work and no
-// continuation since), or a dead turn while it is also in force (its reset
-// not passed), is the same limit. A dead turn arriving after the report
-// keeps its error text in the timeline and in the limit (docs/behaviour.md
-// §5). No notification: nothing is broken and nobody can act before the
+// own report that it waits (SPEC §5). A limit gets one Inbox entry in
+// whatever order its signs come (docs/behaviour.md §5): a sign of it is the
+// limit already told when that limit still stands (no work and no
+// continuation since; for a dead turn, its reset not passed either), or
+// when, after only the agent's own work, it names the reset time of the
+// last limit told, that reset is still ahead and nudge has not continued
+// after it. A person's message starts afresh. A dead turn that comes after
+// the limit was told keeps its error text in the timeline and in the
+// limit. No notification: nothing is broken and nobody can act before the
 // reset, and the menu shows "usage limit until T".
 func (s *Session) usageLimit(f classify.Failure, auto, deadTurn bool, now time.Time, set Settings) {
 	if p := s.Pending; p != nil && p.For == ForRetry {
@@ -513,17 +521,17 @@ func (s *Session) usageLimit(f classify.Failure, auto, deadTurn bool, now time.T
 		}
 	}
 	l := s.Limit
-	fresh := l == nil || l.Fired || deadTurn && !s.rateLimited(now)
-	if l == nil {
+	standing := l != nil && !l.Fired && (!deadTurn || s.rateLimited(now))
+	told := !f.ResetAt.IsZero() && f.ResetAt.Equal(s.ToldReset) && now.Before(f.ResetAt) && s.LastContinuedReset.Before(f.ResetAt)
+	if !standing {
 		l = &Limit{}
 		s.Limit = l
 	}
 	before := *l
 	switch {
-	case fresh:
+	case !standing:
 		*l = Limit{Failure: f, AutoContinue: auto}
 	case deadTurn:
-		s.decide("usage limit already told: the dead turn is the same limit, not told again (its error: %q)", f.Message)
 		l.Failure = f
 		if f.ResetAt.IsZero() {
 			l.Failure.ResetAt = before.Failure.ResetAt
@@ -532,11 +540,20 @@ func (s *Session) usageLimit(f classify.Failure, auto, deadTurn bool, now time.T
 		l.Failure.ResetAt = f.ResetAt
 	}
 	l.AutoContinue = l.AutoContinue || auto
-	if fresh || before.AutoContinue != l.AutoContinue || !before.Failure.ResetAt.Equal(l.Failure.ResetAt) {
+	fresh := !standing && !told
+	switch {
+	case fresh:
+	case deadTurn:
+		s.decide("usage limit already told: the dead turn is the same limit, not told again (its error: %q)", f.Message)
+	case !standing:
+		s.decide("usage limit already told: the agent reports the same limit again")
+	}
+	if !standing || before.AutoContinue != l.AutoContinue || !before.Failure.ResetAt.Equal(l.Failure.ResetAt) {
 		s.planLimit(set)
 	}
 	if fresh {
 		s.entry(s.limitWords(), l.Failure, nil, 0)
+		s.ToldReset = f.ResetAt
 	}
 	s.showLimit()
 }
@@ -629,11 +646,11 @@ func (s *Session) endEpisode(why string) {
 	s.overtake()
 }
 
-// overtake forgets the episode, the usage limit and any pending
-// continuation: the session moved on, so a late delivery report of the last
-// continuation is no longer news.
+// overtake forgets the episode, the usage limit (and that it was told) and
+// any pending continuation: the session moved on, so a late delivery report
+// of the last continuation is no longer news.
 func (s *Session) overtake() {
-	s.Retry, s.Pending, s.Limit = nil, nil, nil
+	s.Retry, s.Pending, s.Limit, s.ToldReset = nil, nil, nil, time.Time{}
 	if s.Sent != nil {
 		s.Sent.Overtaken = true
 	}
