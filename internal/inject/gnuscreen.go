@@ -19,7 +19,8 @@ import (
 // window, so ownership is proven from the process table: the agent runs
 // under the process screen started in the window (a child of the session's
 // server, started with that WINDOW), on the same terminal. The text goes in
-// with `stuff`, screen's own \, ^ and $ escaped, then Enter separately.
+// with `stuff`, screen's own \, ^ and $ escaped, then, once the window
+// shows it, Enter separately.
 //
 // Screen cannot report a window's copy mode, which takes the keys, and its
 // hardcopy keeps one byte per character (see hardcopyText). A window
@@ -91,7 +92,8 @@ func (x *Screen) Locate(ctx context.Context, t Target) (Where, error) {
 }
 
 // Send re-verifies the window (still there, same window process, same agent
-// process on its terminal), then stuffs text and presses Enter.
+// process on its terminal), then stuffs text and, once the window shows it,
+// presses Enter.
 func (x *Screen) Send(ctx context.Context, w Where, text string) error {
 	if text == "" {
 		return errors.New("empty continuation text")
@@ -99,18 +101,23 @@ func (x *Screen) Send(ctx context.Context, w Where, text string) error {
 	if err := x.verify(ctx, w); err != nil {
 		return err
 	}
-	for rest := text; rest != ""; {
-		n := min(len(rest), stuffChunk)
-		for n < len(rest) && n > 0 && !utf8.RuneStart(rest[n]) {
-			n--
+	stuff := func() error {
+		for rest := text; rest != ""; {
+			n := min(len(rest), stuffChunk)
+			for n < len(rest) && n > 0 && !utf8.RuneStart(rest[n]) {
+				n--
+			}
+			if _, err := x.run(ctx, w, "-p", w.Pane, "-X", "stuff", screenEscape(rest[:n])); err != nil {
+				return err
+			}
+			rest = rest[n:]
 		}
-		if _, err := x.run(ctx, w, "-p", w.Pane, "-X", "stuff", screenEscape(rest[:n])); err != nil {
-			return err
-		}
-		rest = rest[n:]
+		return nil
 	}
-	_, err := x.run(ctx, w, "-p", w.Pane, "-X", "stuff", "^M")
-	return err
+	return typeThenEnter(ctx, x, w, text, stuff, func() error {
+		_, err := x.run(ctx, w, "-p", w.Pane, "-X", "stuff", "^M")
+		return err
+	})
 }
 
 // Screen returns the window's visible text (`hardcopy` to a private file).

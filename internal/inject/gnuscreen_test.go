@@ -105,7 +105,7 @@ func TestScreenDeliversTextLiterally(t *testing.T) {
 	}
 	for i, text := range texts {
 		// Raw mode: every byte arrives unchanged, Enter stays "\r".
-		w := s.start(fmt.Sprintf("raw%d", i), fmt.Sprintf("stty raw -echo; head -c %d > $OUT", len(text)+1))
+		w := s.start(fmt.Sprintf("raw%d", i), fmt.Sprintf("stty raw echo -echoctl; head -c %d > $OUT", len(text)+1))
 		d, err := New(NewScreen()).Deliver(context.Background(), Target{Agent: "claude", PID: w.pid}, text)
 		if err != nil {
 			t.Fatalf("Deliver(%q): %v", text, err)
@@ -119,9 +119,9 @@ func TestScreenDeliversTextLiterally(t *testing.T) {
 
 func TestScreenLocatesTheAgentUnderItsWindow(t *testing.T) {
 	s := newScreenDir(t)
-	first := s.start("agent", "stty -echo; cat > $OUT; true")
+	first := s.start("agent", "stty echo; cat > $OUT; true")
 	child := childOf(t, first.pid)
-	second := s.start("second", "stty -echo; cat > $OUT", "agent")
+	second := s.start("second", "stty echo; cat > $OUT", "agent")
 
 	w, err := NewScreen().Locate(context.Background(), Target{PID: child})
 	if err != nil {
@@ -150,7 +150,7 @@ func TestScreenLocatesTheAgentUnderItsWindow(t *testing.T) {
 
 func TestScreenRefusesWhatTheWindowDoesNotHold(t *testing.T) {
 	s := newScreenDir(t)
-	agent := s.start("agent", "stty -echo; cat > $OUT")
+	agent := s.start("agent", "stty echo; cat > $OUT")
 	ctx := context.Background()
 
 	// No STY at all.
@@ -174,7 +174,7 @@ func TestScreenRefusesWhatTheWindowDoesNotHold(t *testing.T) {
 	}
 
 	// A process in window 1 that claims window 0.
-	liar := s.start("liar", "exec env WINDOW=0 sh -c 'stty -echo; cat > $OUT'", "agent")
+	liar := s.start("liar", "exec env WINDOW=0 sh -c 'stty echo; cat > $OUT'", "agent")
 	if _, err := NewScreen().Locate(ctx, Target{PID: liar.pid}); !errors.Is(err, ErrOtherProcess) {
 		t.Errorf("Locate(claims another window) = %v, want %v", err, ErrOtherProcess)
 	}
@@ -209,8 +209,8 @@ func TestScreenRefusesWhatTheWindowDoesNotHold(t *testing.T) {
 
 func TestScreenScreenCheckedBeforeTyping(t *testing.T) {
 	s := newScreenDir(t)
-	boxed := s.start("boxed", "stty -echo; printf 'Would you like to run it?\\n'; cat > $OUT")
-	idle := s.start("idle", "stty -echo; printf '> Ask anything\\n'; cat > $OUT")
+	boxed := s.start("boxed", "stty echo; printf 'Would you like to run it?\\n'; cat > $OUT")
+	idle := s.start("idle", "stty echo; printf '> Ask anything\\n'; cat > $OUT")
 	sc := NewScreen()
 	ctx := context.Background()
 	for _, w := range []screenWindow{boxed, idle} {
@@ -248,4 +248,14 @@ func TestScreenEscape(t *testing.T) {
 	if got := screenEscape(`a\b^c$d é`); got != `a\\b\^c\$d é` {
 		t.Errorf("screenEscape = %q", got)
 	}
+}
+
+func TestScreenPressesEnterOnceTheTextShows(t *testing.T) {
+	s := newScreenDir(t)
+	w := s.start("agent", slowReader)
+	text := "Your previous attempt failed; please continue where you left off."
+	if _, err := New(NewScreen()).Deliver(context.Background(), Target{Agent: "claude", PID: w.pid}, text); err != nil {
+		t.Fatalf("Deliver: %v", err)
+	}
+	readApart(t, w.out, text)
 }

@@ -91,7 +91,7 @@ func (x *Kitty) Locate(ctx context.Context, t Target) (Where, error) {
 }
 
 // Send re-verifies the window (still there, same window process, same agent
-// process under it), then sends text and Enter.
+// process under it), then sends text and, once the window shows it, Enter.
 func (x *Kitty) Send(ctx context.Context, w Where, text string) error {
 	if text == "" {
 		return errors.New("empty continuation text")
@@ -100,12 +100,14 @@ func (x *Kitty) Send(ctx context.Context, w Where, text string) error {
 		return err
 	}
 	match := "id:" + w.Pane
-	if _, err := x.remote(ctx, w.Server, strings.NewReader(text), "send-text", "--match", match, "--bracketed-paste", "auto", "--stdin"); err != nil {
+	return typeThenEnter(ctx, x, w, text, func() error {
+		_, err := x.remote(ctx, w.Server, strings.NewReader(text), "send-text", "--match", match, "--bracketed-paste", "auto", "--stdin")
 		return err
-	}
-	// Without --stdin the text is read with Python escapes: `\r` is Enter.
-	_, err := x.remote(ctx, w.Server, nil, "send-text", "--match", match, `\r`)
-	return err
+	}, func() error {
+		// Without --stdin the text is read with Python escapes: `\r` is Enter.
+		_, err := x.remote(ctx, w.Server, nil, "send-text", "--match", match, `\r`)
+		return err
+	})
 }
 
 // Screen returns the window's visible text (`kitty @ get-text`).

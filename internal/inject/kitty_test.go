@@ -11,11 +11,12 @@ import (
 )
 
 // kittyStandIn answers `kitty @ ls` with $D/ls.json and get-text with
-// $D/screen.
+// $D/screen, to which the text sent draws itself.
 func kittyStandIn(t *testing.T) *recorder {
 	return standIn(t, "kitty", `case "$ARGS" in
 "@ --to "*" ls") cat "$D/ls.json" ;;
 "@ --to "*" get-text"*) cat "$D/screen" ;;
+"@ --to "*" send-text "*" --stdin") cat "$c/stdin" >> "$D/screen" ;;
 esac`)
 }
 
@@ -33,6 +34,7 @@ func TestKittyDelivers(t *testing.T) {
 	ctx := context.Background()
 
 	for _, text := range hostile {
+		rec.reply("screen", "> ")
 		before := len(rec.calls())
 		d, err := New(NewKitty()).Deliver(ctx, Target{PID: pid}, text)
 		if err != nil {
@@ -42,15 +44,17 @@ func TestKittyDelivers(t *testing.T) {
 			t.Errorf("Delivery = %+v", d)
 		}
 		calls := rec.calls()[before:]
-		if len(calls) != 4 {
-			t.Fatalf("%d calls, want ls, ls, text, Enter: %+v", len(calls), calls)
+		if len(calls) != 6 {
+			t.Fatalf("%d calls, want ls, ls, screen, text, screen showing it, Enter: %+v", len(calls), calls)
 		}
 		argvIs(t, "locate", calls[0].argv, "@", "--to", sock, "ls")
 		argvIs(t, "verify", calls[1].argv, "@", "--to", sock, "ls")
-		argvIs(t, "text", calls[2].argv, "@", "--to", sock, "send-text", "--match", "id:7", "--bracketed-paste", "auto", "--stdin")
-		argvIs(t, "enter", calls[3].argv, "@", "--to", sock, "send-text", "--match", "id:7", `\r`)
-		if calls[2].stdin != text || calls[3].stdin != "" {
-			t.Errorf("stdin: text %q, enter %q; want %q and nothing", calls[2].stdin, calls[3].stdin, text)
+		argvIs(t, "screen before", calls[2].argv, "@", "--to", sock, "get-text", "--match", "id:7")
+		argvIs(t, "text", calls[3].argv, "@", "--to", sock, "send-text", "--match", "id:7", "--bracketed-paste", "auto", "--stdin")
+		argvIs(t, "screen after", calls[4].argv, "@", "--to", sock, "get-text", "--match", "id:7")
+		argvIs(t, "enter", calls[5].argv, "@", "--to", sock, "send-text", "--match", "id:7", `\r`)
+		if calls[3].stdin != text || calls[5].stdin != "" {
+			t.Errorf("stdin: text %q, enter %q; want %q and nothing", calls[3].stdin, calls[5].stdin, text)
 		}
 	}
 

@@ -20,8 +20,8 @@ func boxOnScreen(screen string) error {
 
 func TestTmuxScreenCheckedBeforeTyping(t *testing.T) {
 	s := newServer(t)
-	boxed := s.start("boxed", "stty -echo; printf 'Would you like to run it?\\n'; cat > $OUT")
-	idle := s.start("idle", "stty -echo; printf '> Ask anything\\n'; cat > $OUT")
+	boxed := s.start("boxed", "stty echo; printf 'Would you like to run it?\\n'; cat > $OUT")
+	idle := s.start("idle", "stty echo; printf '> Ask anything\\n'; cat > $OUT")
 	for _, p := range []testPane{boxed, idle} {
 		waitFor(t, "the screen of "+p.id, func() bool {
 			return strings.Contains(s.tmux("capture-pane", "-p", "-t", p.id), "Ask anything") || strings.Contains(s.tmux("capture-pane", "-p", "-t", p.id), "Would")

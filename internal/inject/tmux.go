@@ -95,7 +95,7 @@ func (x *Tmux) Locate(ctx context.Context, t Target) (Where, error) {
 
 // Send re-verifies the pane (still there, same pane process, same agent
 // process by pid and start time, not in copy mode), then pastes text
-// through a named buffer and presses Enter.
+// through a named buffer and, once the pane shows it, presses Enter.
 func (x *Tmux) Send(ctx context.Context, w Where, text string) error {
 	if text == "" {
 		return errors.New("empty continuation text")
@@ -103,18 +103,23 @@ func (x *Tmux) Send(ctx context.Context, w Where, text string) error {
 	if err := x.verify(ctx, w); err != nil {
 		return err
 	}
-	buffer := "nudge-" + rand.Text()
-	if _, err := x.run(ctx, w.Server, strings.NewReader(text), "load-buffer", "-b", buffer, "-"); err != nil {
-		return err
+	paste := func() error {
+		buffer := "nudge-" + rand.Text()
+		if _, err := x.run(ctx, w.Server, strings.NewReader(text), "load-buffer", "-b", buffer, "-"); err != nil {
+			return err
+		}
+		// -d deletes the buffer, -r keeps LF as LF, -p brackets the paste when
+		// the application asked for bracketed paste (PLATFORM.md §7).
+		if _, err := x.run(ctx, w.Server, nil, "paste-buffer", "-d", "-r", "-p", "-b", buffer, "-t", w.Pane); err != nil {
+			_, _ = x.run(context.WithoutCancel(ctx), w.Server, nil, "delete-buffer", "-b", buffer)
+			return err
+		}
+		return nil
 	}
-	// -d deletes the buffer, -r keeps LF as LF, -p brackets the paste when
-	// the application asked for bracketed paste (PLATFORM.md §7).
-	if _, err := x.run(ctx, w.Server, nil, "paste-buffer", "-d", "-r", "-p", "-b", buffer, "-t", w.Pane); err != nil {
-		_, _ = x.run(context.WithoutCancel(ctx), w.Server, nil, "delete-buffer", "-b", buffer)
+	return typeThenEnter(ctx, x, w, text, paste, func() error {
+		_, err := x.run(ctx, w.Server, nil, "send-keys", "-t", w.Pane, "Enter")
 		return err
-	}
-	_, err := x.run(ctx, w.Server, nil, "send-keys", "-t", w.Pane, "Enter")
-	return err
+	})
 }
 
 // verify checks that w still holds the process it was located for and can

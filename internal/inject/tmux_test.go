@@ -97,10 +97,11 @@ func (s *server) start(name, script string) testPane {
 	return testPane{id: id, pid: pid, out: out}
 }
 
-// cat starts a pane that writes what it receives, echo off, to $OUT (the
+// cat starts a pane that writes what it receives to $OUT, its terminal
+// echoing it as an application draws what it reads (the
 // PLATFORM.md §7 recipe); Enter arrives there as "\n".
 func (s *server) cat(name string) testPane {
-	return s.start(name, "stty -echo; cat > $OUT")
+	return s.start(name, "stty echo; cat > $OUT")
 }
 
 func waitFor(t *testing.T, what string, ok func() bool) {
@@ -148,7 +149,7 @@ func TestTmuxDeliversTextLiterally(t *testing.T) {
 	}
 	for i, text := range texts {
 		// Raw mode: every byte arrives unchanged, Enter stays "\r".
-		p := s.start(fmt.Sprintf("raw%d", i), fmt.Sprintf("stty raw -echo; head -c %d > $OUT", len(text)+1))
+		p := s.start(fmt.Sprintf("raw%d", i), fmt.Sprintf("stty raw echo -echoctl; head -c %d > $OUT", len(text)+1))
 		d, err := New(NewTmux()).Deliver(context.Background(), Target{Agent: "claude", PID: p.pid}, text)
 		if err != nil {
 			t.Fatalf("Deliver(%q): %v", text, err)
@@ -198,7 +199,7 @@ func TestTmuxLocateDescendantByTerminal(t *testing.T) {
 	s := newServer(t)
 	s.cat("first")
 	// The shell stays the pane's process; the "agent" is its child.
-	p := s.start("agent", "stty -echo; cat > $OUT; true")
+	p := s.start("agent", "stty echo; cat > $OUT; true")
 	s.cat("last")
 	child := childOf(t, p.pid)
 
@@ -294,7 +295,7 @@ func TestTmuxRefusesProcessThePaneDoesNotHold(t *testing.T) {
 	testenv.Need(t, "script")
 	// From the pane: an orphan still on the pane's terminal but no longer
 	// under the pane's process, and a child on a terminal of its own.
-	p := s.start("agent", "stty -echo; (sleep 100 & echo $! > $OUT.orphan); "+
+	p := s.start("agent", "stty echo; (sleep 100 & echo $! > $OUT.orphan); "+
 		"script -qc 'echo $$ > $OUT.nested; exec sleep 101' /dev/null > /dev/null & cat > $OUT")
 	ctx := context.Background()
 	for _, name := range []string{"orphan", "nested"} {
@@ -362,7 +363,7 @@ func TestTmuxRefusesRespawnedPane(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Locate: %v", err)
 	}
-	s.tmux("respawn-pane", "-k", "-t", p.id, "stty -echo; cat > '"+p.out+".new'")
+	s.tmux("respawn-pane", "-k", "-t", p.id, "stty echo; cat > '"+p.out+".new'")
 	err = tm.Send(ctx, w, "continue")
 	if !errors.Is(err, ErrOtherProcess) || !strings.Contains(err.Error(), "pane "+p.id+" now belongs to another process") {
 		t.Errorf("Send(respawned pane) = %v", err)
@@ -450,4 +451,43 @@ func TestTmuxRefusesEmptyText(t *testing.T) {
 	if err := NewTmux().Send(context.Background(), w, ""); err == nil {
 		t.Error("Send(\"\") succeeded")
 	}
+}
+
+// slowReader is an application that reads its input only a moment after
+// it came, then draws what it read: what one read returned goes to $OUT,
+// the next byte to $OUT.enter. Typed text and an Enter pressed at once
+// would reach it in one read, where Claude Code takes the Enter as part of
+// a paste.
+const slowReader = "stty raw -echo -echoctl; sleep 1; dd bs=65536 count=1 of=$OUT 2>/dev/null; cat $OUT; dd bs=1 count=1 of=$OUT.enter 2>/dev/null"
+
+// readApart checks that a slowReader at out read text, then Enter alone.
+func readApart(t *testing.T, out, text string) {
+	t.Helper()
+	received(t, testPane{out: out + ".enter"}, "\r")
+	if got, _ := os.ReadFile(out); string(got) != text {
+		t.Errorf("the application read %q first, want the text alone: %q", got, text)
+	}
+}
+
+func TestTmuxPressesEnterOnceTheTextShows(t *testing.T) {
+	s := newServer(t)
+	p := s.start("agent", slowReader)
+	text := "Your previous attempt failed; please continue where you left off."
+	if _, err := New(NewTmux()).Deliver(context.Background(), Target{Agent: "claude", PID: p.pid}, text); err != nil {
+		t.Fatalf("Deliver: %v", err)
+	}
+	readApart(t, p.out, text)
+}
+
+// An application that never draws the text still gets the Enter, once
+// echo.Wait is over, and the text only once.
+func TestTmuxPressesEnterWhenTheTextNeverShows(t *testing.T) {
+	testenv.Slow(t)
+	s := newServer(t)
+	text := "continue"
+	p := s.start("agent", fmt.Sprintf("stty raw -echo; head -c %d > $OUT", len(text)+1))
+	if _, err := New(NewTmux()).Deliver(context.Background(), Target{Agent: "claude", PID: p.pid}, text); err != nil {
+		t.Fatalf("Deliver: %v", err)
+	}
+	received(t, p, text+"\r")
 }

@@ -73,7 +73,8 @@ func (x *WezTerm) Locate(ctx context.Context, t Target) (Where, error) {
 }
 
 // Send re-verifies the pane (still listed on the agent's terminal, same
-// agent process), then pastes text and presses Enter.
+// agent process), then pastes text and, once the pane shows it, presses
+// Enter.
 func (x *WezTerm) Send(ctx context.Context, w Where, text string) error {
 	if text == "" {
 		return errors.New("empty continuation text")
@@ -81,11 +82,13 @@ func (x *WezTerm) Send(ctx context.Context, w Where, text string) error {
 	if err := x.verify(ctx, w); err != nil {
 		return err
 	}
-	if _, err := x.cli(ctx, w, strings.NewReader(text), "send-text", "--pane-id", w.Pane); err != nil {
+	return typeThenEnter(ctx, x, w, text, func() error {
+		_, err := x.cli(ctx, w, strings.NewReader(text), "send-text", "--pane-id", w.Pane)
 		return err
-	}
-	_, err := x.cli(ctx, w, strings.NewReader("\r"), "send-text", "--pane-id", w.Pane, "--no-paste")
-	return err
+	}, func() error {
+		_, err := x.cli(ctx, w, strings.NewReader("\r"), "send-text", "--pane-id", w.Pane, "--no-paste")
+		return err
+	})
 }
 
 // Screen returns the pane's visible text (`wezterm cli get-text`).

@@ -11,11 +11,13 @@ import (
 )
 
 // weztermStandIn answers `wezterm cli list` with the panes in $D/list.json
-// and `get-text` with $D/screen.
+// and `get-text` with $D/screen, to which pasted text draws itself.
 func weztermStandIn(t *testing.T) *recorder {
 	return standIn(t, "wezterm", `case "$ARGS" in
 "cli list --format json") cat "$D/list.json" ;;
 "cli get-text"*) cat "$D/screen" ;;
+"cli send-text --pane-id "*" --no-paste") ;;
+"cli send-text --pane-id "*) cat "$c/stdin" >> "$D/screen" ;;
 esac`, "WEZTERM_UNIX_SOCKET")
 }
 
@@ -27,6 +29,7 @@ func TestWezTermDelivers(t *testing.T) {
 	ctx := context.Background()
 
 	for _, text := range hostile {
+		rec.reply("screen", "> ")
 		before := len(rec.calls())
 		d, err := New(NewWezTerm()).Deliver(ctx, Target{PID: pid}, text)
 		if err != nil {
@@ -36,15 +39,17 @@ func TestWezTermDelivers(t *testing.T) {
 			t.Errorf("Delivery = %+v", d)
 		}
 		calls := rec.calls()[before:]
-		if len(calls) != 4 {
-			t.Fatalf("%d calls, want list, list, paste, Enter: %+v", len(calls), calls)
+		if len(calls) != 6 {
+			t.Fatalf("%d calls, want list, list, screen, paste, screen showing it, Enter: %+v", len(calls), calls)
 		}
 		argvIs(t, "locate", calls[0].argv, "cli", "list", "--format", "json")
 		argvIs(t, "verify", calls[1].argv, "cli", "list", "--format", "json")
-		argvIs(t, "paste", calls[2].argv, "cli", "send-text", "--pane-id", "3")
-		argvIs(t, "enter", calls[3].argv, "cli", "send-text", "--pane-id", "3", "--no-paste")
-		if calls[2].stdin != text || calls[3].stdin != "\r" {
-			t.Errorf("stdin: paste %q, enter %q; want %q and \\r", calls[2].stdin, calls[3].stdin, text)
+		argvIs(t, "screen before", calls[2].argv, "cli", "get-text", "--pane-id", "3")
+		argvIs(t, "paste", calls[3].argv, "cli", "send-text", "--pane-id", "3")
+		argvIs(t, "screen after", calls[4].argv, "cli", "get-text", "--pane-id", "3")
+		argvIs(t, "enter", calls[5].argv, "cli", "send-text", "--pane-id", "3", "--no-paste")
+		if calls[3].stdin != text || calls[5].stdin != "\r" {
+			t.Errorf("stdin: paste %q, enter %q; want %q and \\r", calls[3].stdin, calls[5].stdin, text)
 		}
 		for _, c := range calls {
 			if c.env["WEZTERM_UNIX_SOCKET"] != sock {

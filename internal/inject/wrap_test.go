@@ -91,7 +91,7 @@ func (w *wrapper) pid(t *testing.T, name string) int {
 // agentScript is an agent that writes its pid to "pid" and then exactly
 // the n bytes it receives, in raw mode, to "out".
 func agentScript(n int) string {
-	return fmt.Sprintf(`stty raw -echo; echo $$ > "$D/pid.tmp"; mv "$D/pid.tmp" "$D/pid"; exec head -c %d > "$D/out"`, n)
+	return fmt.Sprintf(`stty raw echo -echoctl; echo $$ > "$D/pid.tmp"; mv "$D/pid.tmp" "$D/pid"; exec head -c %d > "$D/out"`, n)
 }
 
 func TestWrapTypesIntoTheWrappedAgent(t *testing.T) {
@@ -205,4 +205,20 @@ func TestWrapIsRegistered(t *testing.T) {
 	if _, err := Build([]string{"wrap"}, Options{}); err != nil {
 		t.Errorf("Build([wrap]): %v", err)
 	}
+}
+
+func TestWrapPressesEnterOnceTheTextShows(t *testing.T) {
+	w := startWrapper(t, `echo $$ > "$D/pid.tmp"; mv "$D/pid.tmp" "$D/pid"; `+strings.ReplaceAll(slowReader, "$OUT", `"$D/out"`))
+	pid := w.pid(t, "pid")
+	b := NewWrap(w.data)
+	ctx := context.Background()
+	where, err := b.Locate(ctx, Target{PID: pid})
+	if err != nil {
+		t.Fatalf("Locate: %v", err)
+	}
+	text := "Your previous attempt failed; please continue where you left off."
+	if err := b.Send(ctx, where, text); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	readApart(t, filepath.Join(w.dir, "out"), text)
 }

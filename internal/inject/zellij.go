@@ -78,7 +78,8 @@ func (x *Zellij) Locate(ctx context.Context, t Target) (Where, error) {
 }
 
 // Send re-verifies the pane (listed and live, same pane proc.Process, same
-// agent proc.Process on its terminal), then writes text and presses Enter.
+// agent proc.Process on its terminal), then writes text and, once the pane
+// shows it, presses Enter.
 func (x *Zellij) Send(ctx context.Context, w Where, text string) error {
 	if text == "" {
 		return errors.New("empty continuation text")
@@ -86,11 +87,13 @@ func (x *Zellij) Send(ctx context.Context, w Where, text string) error {
 	if err := x.verify(ctx, w); err != nil {
 		return err
 	}
-	if _, err := x.action(ctx, w, "write-chars", "--pane-id", w.Pane, "--", text); err != nil {
+	return typeThenEnter(ctx, x, w, text, func() error {
+		_, err := x.action(ctx, w, "write-chars", "--pane-id", w.Pane, "--", text)
 		return err
-	}
-	_, err := x.action(ctx, w, "write", "--pane-id", w.Pane, "13")
-	return err
+	}, func() error {
+		_, err := x.action(ctx, w, "write", "--pane-id", w.Pane, "13")
+		return err
+	})
 }
 
 // Screen returns the pane's visible text (`dump-screen` to standard output).

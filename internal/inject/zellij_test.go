@@ -75,12 +75,14 @@ func zellijPaneProcess(t *testing.T, session, paneID, script string) int {
 }
 
 // zellijStandIn puts the recording `zellij` on PATH: list-panes answers the
-// recorded listing, dump-screen the file "screen".
+// recorded listing, dump-screen the file "screen", to which the characters
+// written draw themselves.
 func zellijStandIn(t *testing.T) *recorder {
 	t.Helper()
 	rec := standIn(t, "zellij", `case "$ARGS" in
 *list-panes*) cat "$D/panes.json" ;;
 *dump-screen*) cat "$D/screen" ;;
+*write-chars*) for a; do :; done; printf '%s' "$a" >> "$D/screen" ;;
 esac`)
 	listing, err := os.ReadFile(filepath.Join("testdata", "zellij", "list-panes.json"))
 	if err != nil {
@@ -124,13 +126,15 @@ func TestZellijDeliversToTheAgentsPane(t *testing.T) {
 		"--session work action list-panes --json", // Deliver's Locate
 		"--session work action dump-screen --pane-id terminal_3",
 		"--session work action list-panes --json", // Send's re-check
+		"--session work action dump-screen --pane-id terminal_3",
 		"--session work action write-chars --pane-id terminal_3 -- " + text,
+		"--session work action dump-screen --pane-id terminal_3", // the text shows
 		"--session work action write --pane-id terminal_3 13",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("zellij calls:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	argvIs(t, "write-chars", calls[4].argv, "--session", "work", "action", "write-chars", "--pane-id", "terminal_3", "--", text)
+	argvIs(t, "write-chars", calls[5].argv, "--session", "work", "action", "write-chars", "--pane-id", "terminal_3", "--", text)
 
 	// A box on the screen: nothing is written.
 	rec.reply("screen", "Would you like to run it?\n")

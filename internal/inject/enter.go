@@ -1,0 +1,57 @@
+package inject
+
+import (
+	"context"
+	"time"
+
+	"nudge/internal/echo"
+)
+
+// typeThenEnter types text with typeText, waits until sc shows it at w,
+// then presses Enter with enter. An application that reads the text and
+// the Enter in one piece can take the Enter as part of a paste and leave
+// the text unsent (seen with Claude Code in GNU screen under load), so
+// Enter waits until the application drew the text: the end of the text
+// shows once more than it did before typing. It waits at most echo.Wait,
+// for an application that shows a paste otherwise ("[Pasted text #1]"),
+// then presses Enter all the same; if the screen cannot be read, at once.
+// The text is typed once, whatever happens (docs/platform.md §7).
+func typeThenEnter(ctx context.Context, sc Screener, w Where, text string, typeText, enter func() error) error {
+	before, err := sc.Screen(ctx, w)
+	if terr := typeText(); terr != nil {
+		return terr
+	}
+	if err == nil {
+		awaitShown(ctx, sc, w, echo.Of(text), before)
+	}
+	return enter()
+}
+
+// awaitShown returns once sc shows p at w more often than in before (or,
+// for an empty probe, shows anything else than before), when reading the
+// screen fails, when ctx ends, or after echo.Wait.
+func awaitShown(ctx context.Context, sc Screener, w Where, p echo.Probe, before string) {
+	was := p.In(before)
+	shown := func(screen string) bool {
+		if p == "" {
+			return screen != before
+		}
+		return p.In(screen) > was
+	}
+	end := time.Now().Add(echo.Wait)
+	for gap := 10 * time.Millisecond; ; gap = min(2*gap, 160*time.Millisecond) {
+		screen, err := sc.Screen(ctx, w)
+		if err != nil || shown(screen) {
+			return
+		}
+		left := time.Until(end)
+		if left <= 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(min(gap, left)):
+		}
+	}
+}
