@@ -37,14 +37,17 @@ const maxParams = 64
 // Bracketed reports whether the child has bracketed paste switched on.
 func (p *pasteMode) Bracketed() bool { return p.on.Load() }
 
-// scan reads a chunk of the child's output. Only the goroutine copying the
-// output calls it.
-func (p *pasteMode) scan(b []byte) {
+// scan reads a chunk of the child's output and appends to drawn what it
+// draws: its bytes outside control sequences. With a nil drawn nothing is
+// kept. Only the goroutine copying the output calls it.
+func (p *pasteMode) scan(b, drawn []byte) []byte {
 	for _, c := range b {
 		switch p.state {
 		case ground:
 			if c == 0x1b {
 				p.state = escape
+			} else if drawn != nil {
+				drawn = append(drawn, c)
 			}
 		case escape:
 			switch c {
@@ -76,6 +79,7 @@ func (p *pasteMode) scan(b []byte) {
 			// other C0 controls inside a sequence are executed, not part of it
 		}
 	}
+	return drawn
 }
 
 // final handles a complete control sequence ESC [ params final.

@@ -27,7 +27,7 @@ func TestPasteModeFollowsTheSwitch(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var p pasteMode
 			for _, c := range tc.chunks {
-				p.scan([]byte(c))
+				p.scan([]byte(c), nil)
 			}
 			if got := p.Bracketed(); got != tc.want {
 				t.Errorf("Bracketed() = %v, want %v", got, tc.want)
@@ -45,5 +45,22 @@ func TestBracketKeepsTheTextInsideThePaste(t *testing.T) {
 		if got := string(bracket([]byte(tc.text))); got != tc.want {
 			t.Errorf("bracket(%q) = %q, want %q", tc.text, got, tc.want)
 		}
+	}
+}
+
+func TestScanKeepsWhatIsDrawn(t *testing.T) {
+	var p pasteMode
+	drawn := []byte{}
+	for _, c := range []string{"\x1b[2K\x1b[38;5;24", "6m❯ Please\x1b[0m con", "tinue\r\n\x1b[?2004h  where\x1b", "[1;3Hyou left off."} {
+		drawn = p.scan([]byte(c), drawn)
+	}
+	if want := "❯ Please continue\r\n  whereyou left off."; string(drawn) != want {
+		t.Errorf("drawn %q, want %q", drawn, want)
+	}
+	if !p.Bracketed() {
+		t.Error("the switch was missed while keeping what is drawn")
+	}
+	if got := p.scan([]byte("text"), nil); got != nil {
+		t.Errorf("nothing asked, %q kept", got)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"nudge/internal/echo"
 	"nudge/internal/private"
 	"nudge/internal/usersock"
 )
@@ -200,9 +201,11 @@ type Client struct {
 	http   *http.Client
 }
 
-// NewClient returns a client for the wrapper listening on socket.
+// NewClient returns a client for the wrapper listening on socket. Its
+// answers may take echo.Wait longer than the 5 s it is given otherwise: a
+// type request waits for the text to show before Enter.
 func NewClient(socket string) *Client {
-	return &Client{socket: socket, http: usersock.Client(socket, 5*time.Second)}
+	return &Client{socket: socket, http: usersock.Client(socket, 5*time.Second+echo.Wait)}
 }
 
 // Who asks the wrapper what it runs.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"nudge/internal/echo"
 	"nudge/internal/usersock"
 )
 
@@ -37,11 +38,6 @@ type Options struct {
 	Log *slog.Logger
 }
 
-// enterGap separates the typed text from the Enter that submits it, as the
-// tmux backend does with two commands (PLATFORM.md §7): a TUI that reads
-// text and "\r" in one chunk can take the "\r" as part of a paste.
-const enterGap = 50 * time.Millisecond
-
 // drainGap bounds how long the output is still copied after the command
 // exited, when a process it left behind keeps the terminal open.
 const drainGap = time.Second
@@ -57,6 +53,7 @@ type session struct {
 	started time.Time
 	dir     string
 	paste   pasteMode
+	shown   shownWatch
 	exited  atomic.Bool
 	keys    sync.Mutex // one writer to the terminal at a time: the person or nudge
 }
@@ -258,11 +255,17 @@ func (s *session) copyInput(stdin *os.File, log *slog.Logger) {
 // never blocks on a full terminal.
 func (s *session) copyOutput(stdout *os.File, log *slog.Logger) {
 	buf := make([]byte, 32<<10)
+	drawn := make([]byte, 0, len(buf))
 	failed := false
 	for {
 		n, err := s.ptmx.Read(buf)
 		if n > 0 {
-			s.paste.scan(buf[:n])
+			if s.shown.watching() {
+				drawn = s.paste.scan(buf[:n], drawn[:0])
+				s.shown.drew(drawn)
+			} else {
+				s.paste.scan(buf[:n], nil)
+			}
 			if !failed {
 				if _, werr := stdout.Write(buf[:n]); werr != nil {
 					log.Warn("output", "err", werr)
@@ -285,7 +288,10 @@ func (s *session) info() Info {
 }
 
 // typeText writes text to the terminal exactly as given (bracketed when
-// the child asked for bracketed paste), then Enter ("\r").
+// the child asked for bracketed paste), then Enter ("\r") once the child
+// drew the text, or after echo.Wait: a TUI that reads text and "\r" in one
+// chunk can take the "\r" as part of a paste (docs/platform.md §7). The
+// person's keys wait meanwhile, so none lands between the two.
 func (s *session) typeText(childPID int, text string) error {
 	if childPID != s.cmd.Process.Pid {
 		return fmt.Errorf("%w: pid %d, not %d", ErrOtherChild, s.cmd.Process.Pid, childPID)
@@ -299,10 +305,15 @@ func (s *session) typeText(childPID int, text string) error {
 	if s.paste.Bracketed() {
 		data = bracket(data)
 	}
+	shown := s.shown.expect(echo.Of(text))
+	defer s.shown.stop()
 	if _, err := s.ptmx.Write(data); err != nil {
 		return fmt.Errorf("type into %s: %w", s.tty, err)
 	}
-	time.Sleep(enterGap)
+	select {
+	case <-shown:
+	case <-time.After(echo.Wait):
+	}
 	if _, err := s.ptmx.Write([]byte("\r")); err != nil {
 		return fmt.Errorf("press Enter in %s: %w", s.tty, err)
 	}

@@ -276,7 +276,7 @@ func TestTypedContinuationArrivesLiterally(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPlace(t)
 			p.script("agent.sh", fmt.Sprintf(`%s
-stty raw -echo
+stty raw echo -echoctl
 echo $$ > "$D/pid.tmp"; mv "$D/pid.tmp" "$D/pid"
 exec head -c %d > "$D/out"`, tc.setup, len(tc.want)))
 			child := p.script("child.sh", `sh "$D/agent.sh"; exit 0`)
