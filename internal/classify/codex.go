@@ -24,7 +24,7 @@ func init() {
 		Home:  Home{Env: "CODEX_HOME", Dir: ".codex"},
 		// docs/agents/codex.md §2: one rollout per session under the start date's folders.
 		Files:     []FileSet{{Pattern: "sessions/*/*/*/rollout-*.jsonl", JSON: true}},
-		NewReader: func(path string, _ Files) Reader { return newCodexRollout(path) },
+		NewReader: func(path string, files Files) Reader { return newCodexRollout(path, files) },
 		Recognize: recognizeCodex,
 		LoginHint: codexLoginHint,
 		// Approval and question requests are never persisted (codex.md §3.1, §7).
@@ -59,6 +59,8 @@ func recognizeCodex(path string, head []byte) bool {
 type codexRollout struct {
 	session string // session_meta.payload.id, at first the uuid in the file name
 	project string // session_meta.payload.cwd
+	root    string // the Codex root, whose log a legacy turn's error is read from ("": none)
+	files   Files
 
 	modern bool // the file has ordinals or task_started: turns are bracketed (§1)
 
@@ -71,13 +73,15 @@ type codexRollout struct {
 	last       time.Time           // the latest record time
 
 	// The legacy format writes no turn end (§4.3).
-	legacyOpen bool // a user_message began a turn that has not ended
-	answered   bool // an agent_message came in that turn
-	contexts   int  // turn_context records in that turn: the second and later are retries
+	legacyOpen bool      // a user_message began a turn that has not ended
+	answered   bool      // an agent_message came in that turn
+	contexts   int       // turn_context records in that turn: the second and later are retries
+	started    time.Time // that user_message's time
 }
 
-func newCodexRollout(path string) *codexRollout {
-	t := &codexRollout{users: map[string]struct{}{}, pending: map[string]struct{}{}}
+func newCodexRollout(path string, files Files) *codexRollout {
+	t := &codexRollout{users: map[string]struct{}{}, pending: map[string]struct{}{},
+		root: codexRoot(path), files: orNoFiles(files)}
 	if m := codexFileName.FindStringSubmatch(filepath.Base(path)); m != nil {
 		t.session = m[1]
 	}
@@ -313,7 +317,7 @@ func (t *codexRollout) tokenCount(p *codexPayload, ts time.Time) []Event {
 // legacyStart begins a turn of the legacy format at its user_message (§4.3).
 func (t *codexRollout) legacyStart(text string, ts time.Time) []Event {
 	t.newTurn()
-	t.legacyOpen = true
+	t.legacyOpen, t.started = true, ts
 	e := t.event(UserMessage, ts)
 	e.Text = text
 	return []Event{e, t.event(TurnStarted, ts)}
@@ -353,10 +357,17 @@ const codexLegacyQuiet = 60 * time.Second
 var _ Settler = (*codexRollout)(nil)
 
 // Settle judges a legacy turn that never got an answer once the file has
-// been quiet for quiet (§4.3). Rollouts with turn ends are never judged
-// from silence.
+// been quiet for quiet (§4.3): by the error the TUI's log gives it, else,
+// after codexLegacyQuiet, from silence. Rollouts with turn ends are never
+// judged so.
 func (t *codexRollout) Settle(quiet time.Duration) []Event {
-	if t.modern || !t.legacyOpen || t.answered || t.turnEnded || len(t.pending) > 0 || quiet < codexLegacyQuiet {
+	if t.modern || !t.legacyOpen || t.answered || t.turnEnded || len(t.pending) > 0 || quiet < codexLogQuiet {
+		return nil
+	}
+	if e, ok := t.turnError(); ok {
+		return t.fail(codexLegacyFailure(e.message, t.limitReset, e.at), e.at)
+	}
+	if quiet < codexLegacyQuiet {
 		return nil
 	}
 	f := Failure{Class: Unknown, Code: "no_answer",
@@ -365,6 +376,18 @@ func (t *codexRollout) Settle(quiet time.Duration) []Event {
 		f = Failure{Class: UsageLimit, Code: "usage_limit_exceeded", Message: "usage limit reached", ResetAt: t.limitReset}
 	}
 	return t.fail(f, t.last)
+}
+
+// turnError is the error the TUI's log gives the open legacy turn.
+func (t *codexRollout) turnError() (codexTurnError, bool) {
+	if t.root == "" || t.session == "" {
+		return codexTurnError{}, false
+	}
+	log, err := t.files.ReadTail(filepath.Join(t.root, filepath.FromSlash(codexLogName)), codexLogTail)
+	if err != nil {
+		return codexTurnError{}, false
+	}
+	return codexLogFind(log, t.session, t.started)
 }
 
 func firstNonEmptyString(ss ...string) string {

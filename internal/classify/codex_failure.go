@@ -76,16 +76,22 @@ var (
 // full rate-limit window seen in the turn, ts the record's time.
 func codexFailure(e *codexError, limitReset time.Time, ts time.Time) Failure {
 	name, status := e.name()
-	f := Failure{Code: name, Message: e.Message}
+	return codexClass(name, status, e.Message, limitReset, ts)
+}
+
+// codexClass applies the table of §4.2 to an error's name, HTTP status (0:
+// none) and message.
+func codexClass(name string, status int, message string, limitReset, ts time.Time) Failure {
+	f := Failure{Code: name, Message: message}
 	if status != 0 {
 		f.Code += "/" + strconv.Itoa(status)
 	}
 	switch {
-	case codexLimitNames[name] || codexLimitText.MatchString(e.Message):
+	case codexLimitNames[name] || codexLimitText.MatchString(message):
 		f.Class = UsageLimit
 		f.ResetAt = limitReset
 		if f.ResetAt.IsZero() {
-			f.ResetAt = codexTextReset(e.Message, ts, time.Local)
+			f.ResetAt = codexTextReset(message, ts, time.Local)
 		}
 	case name == "unauthorized" || status == 401 || status == 403:
 		f.Class, f.Hint = Auth, codexLoginHint
@@ -93,7 +99,7 @@ func codexFailure(e *codexError, limitReset time.Time, ts time.Time) Failure {
 		f.Class = Rejected
 	case codexServerNames[name],
 		codexHTTPNames[name] && (status >= 500 || status == 429 || status == 0),
-		name == "other" && codexServerText.MatchString(strings.TrimSpace(e.Message)):
+		name == "other" && codexServerText.MatchString(strings.TrimSpace(message)):
 		f.Class = ProviderError
 	default:
 		f.Class = Unknown

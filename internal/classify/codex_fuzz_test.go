@@ -31,7 +31,7 @@ func FuzzCodexRollout(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, first, second []byte) {
-		r := newCodexRollout("sessions/2026/11/30/rollout-x.jsonl")
+		r := newCodexRollout("sessions/2026/11/30/rollout-x.jsonl", nil)
 		events := append(r.Read(first), r.Read(second)...)
 		events = append(events, r.Settle(time.Hour)...)
 		for _, e := range events {

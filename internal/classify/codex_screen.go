@@ -18,8 +18,12 @@ var (
 	}
 	// codexWorkingMark is in the status line while a turn runs.
 	codexWorkingMark = "esc to interrupt"
-	// codexComposerPlaceholders are what the empty composer shows.
-	codexComposerPlaceholders = []string{"Ask Codex to do anything", "Ask a follow-up question"}
+	// codexComposerPlaceholders are what the empty composer shows; 0.98.0
+	// shows one of its example prompts, picked at random (docs/agents/codex.md §8.2).
+	codexComposerPlaceholders = []string{"Ask Codex to do anything", "Ask a follow-up question",
+		"Explain this codebase", "Summarize recent commits", "Implement {feature}",
+		"Find and fix a bug in @filename", "Write tests for @filename", "Improve documentation in @filename",
+		"Run /review on my current changes", "Use /skills to list available skills"}
 )
 
 // codexPrompt starts the composer line and every echoed prompt above it.

@@ -7,18 +7,19 @@ import (
 	"testing"
 )
 
-// Screens captured with `tmux capture-pane -p` from Codex CLI 0.171.0 in a
-// 200x50 pane (testdata/codex/screens).
+// Screens captured with `tmux capture-pane -p` from Codex CLI 0.171.0 (and
+// 0.98.0 where the name says so) in a 200x50 pane (testdata/codex/screens).
 func TestCodexScreenReady(t *testing.T) {
 	cases := map[string]string{
-		"idle.txt":                "",
-		"idle-after-cancel.txt":   "",
-		"idle-after-error.txt":    "",
-		"idle-after-answer.txt":   "",
-		"working.txt":             "a turn is running",
-		"approval.txt":            "approval or question",
-		"startup-model-modal.txt": "not empty or a menu",
-		"typed-not-sent.txt":      "not empty",
+		"idle.txt":                    "",
+		"idle-after-error-0.98.0.txt": "",
+		"idle-after-cancel.txt":       "",
+		"idle-after-error.txt":        "",
+		"idle-after-answer.txt":       "",
+		"working.txt":                 "a turn is running",
+		"approval.txt":                "approval or question",
+		"startup-model-modal.txt":     "not empty or a menu",
+		"typed-not-sent.txt":          "not empty",
 	}
 	files, err := filepath.Glob(filepath.Join("testdata", "codex", "screens", "*.txt"))
 	if err != nil || len(files) != len(cases) {

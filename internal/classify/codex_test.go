@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"nudge/internal/watch/disk"
 )
 
 // codexSamples is the folder of real Codex CLI rollouts (formats/samples/codex).
@@ -30,7 +32,7 @@ func codexReadSettled(t *testing.T, path string) []Event {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r := codexAgent(t).NewReader(path, nil)
+	r := codexAgent(t).NewReader(path, disk.Files{})
 	var events []Event
 	if err := eachRecord(f, MaxRecordBytes, func(line []byte) { events = append(events, r.Read(line)...) }, func(int) {}); err != nil {
 		t.Fatal(err)
@@ -80,8 +82,8 @@ func TestCodexGoldenSamples(t *testing.T) {
 			}
 		})
 	}
-	if rows != 14 {
-		t.Errorf("EXPECTED.tsv rows = %d, want 14", rows)
+	if rows != 21 {
+		t.Errorf("EXPECTED.tsv rows = %d, want 21", rows)
 	}
 }
 
@@ -129,7 +131,7 @@ func TestCodexSessionAndProject(t *testing.T) {
 		t.Errorf("failure = %+v", e.Failure)
 	}
 	// Without session_meta the file name gives the session.
-	r := newCodexRollout("/c/sessions/2026/11/30/rollout-2026-11-30T08-55-12-01a22baa-552b-7f92-a9e7-330eb3972fdb.jsonl")
+	r := newCodexRollout("/c/sessions/2026/11/30/rollout-2026-11-30T08-55-12-01a22baa-552b-7f92-a9e7-330eb3972fdb.jsonl", nil)
 	got := r.Read([]byte(cxStarted))
 	if len(got) != 1 || got[0].Session != "01a22baa-552b-7f92-a9e7-330eb3972fdb" {
 		t.Errorf("session from the file name: %+v", got)
@@ -215,7 +217,7 @@ func quoteJSON(s string) string {
 }
 
 func codexFeed(lines ...string) []Event {
-	r := newCodexRollout("/c/sessions/2026/11/30/rollout-x.jsonl")
+	r := newCodexRollout("/c/sessions/2026/11/30/rollout-x.jsonl", nil)
 	var out []Event
 	for _, l := range lines {
 		out = append(out, r.Read([]byte(l))...)
@@ -386,7 +388,7 @@ func TestCodexPendingCall(t *testing.T) {
 	legacyUser := `{"timestamp":"2026-11-30T08:59:11.610Z","type":"event_msg","payload":{"type":"user_message","message":"hello"}}`
 	legacyCall := strings.Replace(cxCall, `"ordinal":10,`, "", 1)
 	legacyOut := strings.Replace(cxCallOut, `"ordinal":13,`, "", 1)
-	r := newCodexRollout("rollout-x.jsonl")
+	r := newCodexRollout("rollout-x.jsonl", nil)
 	for _, l := range []string{legacyUser, legacyCall} {
 		r.Read([]byte(l))
 	}
@@ -405,7 +407,7 @@ func TestCodexPendingCall(t *testing.T) {
 		t.Errorf("settled twice: %+v", again)
 	}
 	// A modern file is never judged from silence.
-	m := newCodexRollout("rollout-x.jsonl")
+	m := newCodexRollout("rollout-x.jsonl", nil)
 	for _, l := range []string{cxStarted, cxUserItem} {
 		m.Read([]byte(l))
 	}
@@ -418,7 +420,7 @@ func TestCodexLegacyRetriesAndLimit(t *testing.T) {
 	legacyUser := `{"timestamp":"2026-11-30T08:59:11.610Z","type":"event_msg","payload":{"type":"user_message","message":"hello"}}`
 	ctx := `{"timestamp":"2026-11-30T08:59:11.620Z","type":"turn_context","payload":{"cwd":"/p"}}`
 	limit := `{"timestamp":"2026-11-30T08:59:11.700Z","type":"event_msg","payload":{"type":"token_count","info":null,"rate_limits":{"primary":{"used_percent":100.0,"window_minutes":300,"resets_at":1796032751}}}}`
-	r := newCodexRollout("rollout-x.jsonl")
+	r := newCodexRollout("rollout-x.jsonl", nil)
 	var events []Event
 	for _, l := range []string{legacyUser, ctx, ctx, ctx, limit} {
 		events = append(events, r.Read([]byte(l))...)
