@@ -385,6 +385,7 @@ func (d *daemon) waitReady() {
 // inboxEntry is the part of `nudge inbox --json` the tests read.
 type inboxEntry struct {
 	Agent, Session, What, Class string
+	ErrorText                   string `json:"error_text"`
 }
 
 func (d *daemon) inbox() []inboxEntry {

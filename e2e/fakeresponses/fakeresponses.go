@@ -31,6 +31,9 @@ const (
 	// ModeSlow opens the stream and then only sends keepalives until the
 	// client goes away: a turn that keeps working (§9.3 "cancel").
 	ModeSlow = "slow"
+	// ModeDrop opens the stream and drops the connection after its first
+	// event: a stream cut before response.completed.
+	ModeDrop = "drop"
 )
 
 // failure is one HTTP error answer with an OpenAI error body (§9.3).
@@ -59,7 +62,7 @@ const titleMarker = "Generate a concise, single-line task title"
 // sets Serve to its own answers.
 var api = fakeprovider.API{
 	Name:     "fakeresponses",
-	Modes:    []string{ModeOK, ModeUsageLimit, ModeTool, ModeSlow, "500", "503", "401", "400"},
+	Modes:    []string{ModeOK, ModeUsageLimit, ModeTool, ModeSlow, ModeDrop, "500", "503", "401", "400"},
 	BasePath: "/v1",
 }
 
@@ -153,6 +156,8 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, mode string) {
 	id := strconv.FormatInt(s.calls.Add(1), 10)
 	event(map[string]any{"type": "response.created", "response": map[string]any{"id": "resp_" + id}})
 	switch mode {
+	case ModeDrop:
+		panic(http.ErrAbortHandler) // the connection closes mid-stream
 	case ModeSlow:
 		for {
 			select {
