@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -16,24 +17,46 @@ import (
 // accepts only connections from this user: a peer of another uid is dropped
 // and logged. A socket file left at path by a process that is gone is
 // replaced: the caller holds whatever proves nobody else owns the path.
+//
+// The socket appears at path only once it is user-only and accepting: it is
+// made under a name of its own beside path, as long as path's (a socket's
+// path is short), and renamed into place, so a client that sees the file
+// never meets a refused connection.
 func Listen(path string, log *slog.Logger) (net.Listener, error) {
-	_ = os.Remove(path)
-	ln, err := net.Listen("unix", path)
+	tmp := filepath.Join(filepath.Dir(path), "~"+filepath.Base(path)[1:])
+	if filepath.Base(path)[0] == '~' {
+		tmp = filepath.Join(filepath.Dir(path), "#"+filepath.Base(path)[1:])
+	}
+	_ = os.Remove(tmp)
+	ln, err := net.Listen("unix", tmp)
 	if err != nil {
 		return nil, fmt.Errorf("socket %s: %w", path, err)
 	}
-	if err := os.Chmod(path, 0o600); err != nil {
+	ln.(*net.UnixListener).SetUnlinkOnClose(false) // Close removes path itself
+	if err := os.Chmod(tmp, 0o600); err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
 		ln.Close()
+		os.Remove(tmp)
 		return nil, fmt.Errorf("socket %s: %w", path, err)
 	}
-	return &sameUser{Listener: ln, uid: os.Getuid(), log: log}, nil
+	return &sameUser{Listener: ln, path: path, uid: os.Getuid(), log: log}, nil
 }
 
 // sameUser drops every connection whose peer is another user.
 type sameUser struct {
 	net.Listener
-	uid int
-	log *slog.Logger
+	path string
+	uid  int
+	log  *slog.Logger
+}
+
+// Close stops listening and removes the socket file.
+func (l *sameUser) Close() error {
+	err := l.Listener.Close()
+	_ = os.Remove(l.path)
+	return err
 }
 
 func (l *sameUser) Accept() (net.Conn, error) {

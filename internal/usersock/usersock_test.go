@@ -1,7 +1,9 @@
 package usersock
 
 import (
+	"fmt"
 	"io"
+	"net"
 	"log/slog"
 	"net/http"
 	"os"
@@ -36,5 +38,44 @@ func TestListenIsUserOnlyAndServes(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	if string(body) != "hello" {
 		t.Fatalf("answer %q", body)
+	}
+}
+
+// A client that sees the socket file can connect at once, and the file is
+// user-only from its first moment: it appears only when it is ready.
+func TestSocketAppearsReady(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 200 {
+		path := filepath.Join(dir, fmt.Sprintf("s%d.sock", i))
+		seen := make(chan error, 1)
+		go func() {
+			for {
+				fi, err := os.Stat(path)
+				if err != nil {
+					continue
+				}
+				if fi.Mode().Perm() != 0o600 {
+					seen <- fmt.Errorf("mode %v when it appeared", fi.Mode().Perm())
+					return
+				}
+				c, err := net.Dial("unix", path)
+				if err == nil {
+					c.Close()
+				}
+				seen <- err
+				return
+			}
+		}()
+		ln, err := Listen(path, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := <-seen; err != nil {
+			t.Fatalf("round %d: %v", i, err)
+		}
+		ln.Close()
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Fatalf("socket file left after Close: %v", err)
+		}
 	}
 }
