@@ -3,8 +3,8 @@ package usersock
 import (
 	"fmt"
 	"io"
-	"net"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
