@@ -1,0 +1,211 @@
+package retry
+
+// The one pending continuation: what holds it, how it is typed or given up,
+// and whether the last one issued still answers the session.
+
+import (
+	"fmt"
+	"time"
+
+	"nudge/internal/advice"
+	"nudge/internal/classify"
+)
+
+// Purpose says what a continuation is for.
+type Purpose string
+
+// The two automations that send a continuation.
+const (
+	ForRetry      Purpose = "retry"       // a provider error (SPEC §3)
+	ForUsageLimit Purpose = "usage_limit" // "Continue after usage limit" (SPEC §5)
+)
+
+// Pending is the one continuation waiting to be sent.
+type Pending struct {
+	For       Purpose       `json:"for"`
+	Attempt   int           `json:"attempt"`
+	At        time.Time     `json:"at"`                  // when Tick acts: the due time, or the next check while held
+	HeldSince time.Time     `json:"held_since,omitzero"` // the first due check that found the session blocked
+	Gap       time.Duration `json:"gap,omitempty"`       // the current gap between checks while held
+	Paused    bool          `json:"paused,omitempty"`    // held by Settings.Paused
+	// Backlog: it answers a dead turn written while nudge was not running;
+	// if the records read after it show the session went on, it is told.
+	Backlog bool `json:"backlog,omitempty"`
+}
+
+// Sent is the last continuation issued.
+type Sent struct {
+	For      Purpose   `json:"for"`
+	Attempt  int       `json:"attempt"`
+	Text     string    `json:"text"`
+	At       time.Time `json:"at"`
+	Episode  string    `json:"episode"`            // the ID of the episode or usage limit it answers
+	Reported bool      `json:"reported,omitempty"` // Delivered was called for it
+	Echoed   bool      `json:"echoed,omitempty"`   // its user message was seen
+	// Overtaken is set when the session moved on (a person typed, the turn
+	// completed, another failure ended the episode).
+	Overtaken bool `json:"overtaken,omitempty"`
+}
+
+// unblocked retries promptly when the box that held a due continuation
+// closed or the agent came back to idle.
+func (s *Session) unblocked(now time.Time, set Settings) {
+	p := s.Pending
+	if p == nil || p.HeldSince.IsZero() || p.Paused {
+		return
+	}
+	if _, blocked := s.blocker(); blocked {
+		return
+	}
+	p.HeldSince, p.Gap, p.At = time.Time{}, 0, now
+	s.decide("nothing holds attempt %d any more: checking again now", p.Attempt)
+	s.showPending(set)
+	s.wake(now)
+}
+
+// blocker says what keeps a due continuation from being typed: an open box
+// (SPEC §3 "Never while a question or permission box is open") or an agent
+// that is not idle. No registry information at all is not a blocker: the
+// inject layer verifies the target again.
+func (s *Session) blocker() (blocker, bool) {
+	switch {
+	case s.BoxOpen || s.AgentStatus == classify.StatusWaiting:
+		b := blocker{is: "a box is open", cause: advice.BoxOpen, box: s.BoxName, state: WaitingBox}
+		if s.BoxName != "" {
+			b.detail = " (" + s.BoxName + ")"
+		}
+		return b, true
+	case s.AgentStatus != "" && s.AgentStatus != classify.StatusIdle:
+		return blocker{is: "the agent is not idle", cause: advice.Busy,
+			detail: fmt.Sprintf(" (status %q)", s.AgentStatus), state: Retrying}, true
+	}
+	return blocker{}, false
+}
+
+// blocker is what holds a due continuation, in words for the person.
+type blocker struct {
+	is, detail string
+	cause      advice.Cause // what the person is told when nudge gives up
+	box        string
+	state      State
+}
+
+// hold postpones a due continuation while something blocks it: checks after
+// BoxFirstCheck, doubling up to BoxMaxGap; after BoxGiveUp nudge gives up
+// and tells the person (SPEC §3).
+func (s *Session) hold(b blocker, now time.Time, set Settings) {
+	p := s.Pending
+	if p.HeldSince.IsZero() {
+		p.HeldSince, p.Gap = now, set.BoxFirstCheck
+	} else {
+		p.Gap = min(2*p.Gap, set.BoxMaxGap)
+	}
+	giveUp := p.HeldSince.Add(set.BoxGiveUp)
+	if !now.Before(giveUp) {
+		s.tell(advice.Undelivered(s.Key.Agent, advice.Why{Cause: b.cause, Box: b.box, For: set.BoxGiveUp}), p.For, s.attempts(p.For))
+		return
+	}
+	p.At = minTime(now.Add(p.Gap), giveUp)
+	s.decide("attempt %d is due but %s%s: next check at %s", p.Attempt, b.is, b.detail, stamp(p.At))
+	s.show(b.state, p.At, b.is+b.detail)
+	s.wake(p.At)
+}
+
+// inject issues the pending continuation. It counts as used from here on:
+// whatever happens next, it is never issued again.
+func (s *Session) inject(now time.Time, set Settings) {
+	p := s.Pending
+	s.Pending = nil
+	episode := ""
+	switch p.For {
+	case ForRetry:
+		s.Retry.Attempts = p.Attempt
+		episode = s.Retry.ID
+	case ForUsageLimit:
+		s.Limit.Fired = true
+		s.LastContinuedReset = s.Limit.Failure.ResetAt
+		episode = "usage_limit " + s.LastContinuedReset.UTC().Format(time.RFC3339)
+	}
+	s.Sent = &Sent{For: p.For, Attempt: p.Attempt, Episode: episode, Text: set.Message, At: now}
+	s.decide("sending attempt %d (%s): nothing holds it", p.Attempt, p.For)
+	s.emit(Inject{Key: s.Key, Attempt: p.Attempt, Text: set.Message})
+}
+
+// tell stops the automation for purpose and tells the person what (an
+// advice text): one Inbox entry, one notification, state GaveUp (SPEC §3:
+// "Never a silent give-up").
+func (s *Session) tell(what string, purpose Purpose, attempts int) {
+	s.Pending = nil
+	var f classify.Failure
+	var last *classify.Failure
+	switch {
+	case purpose == ForRetry && s.Retry != nil:
+		s.Retry.Over = true
+		f, last = s.Retry.Original, latest(s.Retry)
+	case purpose == ForUsageLimit && s.Limit != nil:
+		s.Limit.Fired = true
+		f = s.Limit.Failure
+	}
+	s.entry(what, f, last, attempts)
+	s.notify(s.agentTitle()+" needs attention", what, f)
+	s.show(GaveUp, time.Time{}, what)
+}
+
+// current tells whether the continuation c still belongs to the session's
+// present episode or limit.
+func (s *Session) current(c *Sent) bool {
+	switch {
+	case c.Overtaken:
+		return false
+	case c.For == ForUsageLimit:
+		return s.Limit != nil && s.Limit.Fired
+	}
+	return s.Retry != nil && !s.Retry.Over && s.Retry.Attempts == c.Attempt
+}
+
+// attempts is how many continuations purpose has issued so far.
+func (s *Session) attempts(purpose Purpose) int {
+	if purpose == ForRetry && s.Retry != nil {
+		return s.Retry.Attempts
+	}
+	return 0
+}
+
+// showPending shows the state of the pending continuation.
+func (s *Session) showPending(set Settings) {
+	p := s.Pending
+	if p.For == ForUsageLimit {
+		s.showLimit()
+		return
+	}
+	note := fmt.Sprintf("attempt %d", p.Attempt)
+	if len(set.Delays) > 0 {
+		note += fmt.Sprintf(" of %d", len(set.Delays))
+	}
+	if p.Paused {
+		note += ", paused"
+	}
+	s.show(Retrying, p.At, note)
+}
+
+// sentNote describes a continuation on its way.
+func sentNote(c *Sent, set Settings) string {
+	if c.For == ForUsageLimit {
+		return "continued after the usage limit"
+	}
+	return fmt.Sprintf("continuation sent (attempt %d of %d)", c.Attempt, len(set.Delays))
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

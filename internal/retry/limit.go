@@ -1,0 +1,141 @@
+package retry
+
+// Usage limits: told once, and one continuation after the agent's reset
+// time when the person asks for it (docs/behaviour.md §5).
+
+import (
+	"time"
+
+	"nudge/internal/advice"
+	"nudge/internal/classify"
+)
+
+// Limit is a usage limit in force (SPEC §5).
+type Limit struct {
+	Failure      classify.Failure `json:"failure"`
+	AutoContinue bool             `json:"auto_continue,omitempty"` // the agent armed its own continuation
+	Fired        bool             `json:"fired,omitempty"`         // nudge's one continuation was issued (or given up)
+}
+
+// usageLimit handles a usage limit, from a dead turn or from the agent's
+// own report that it waits (SPEC §5). A limit gets one Inbox entry in
+// whatever order its signs come (docs/behaviour.md §5): a sign of it is the
+// limit already told when that limit still stands (no work and no
+// continuation since; for a dead turn, its reset not passed either), or
+// when, after only the agent's own work, it names the reset time of the
+// last limit told, that reset is still ahead and nudge has not continued
+// after it. A person's message starts afresh. A dead turn that comes after
+// the limit was told keeps its error text in the timeline and in the
+// limit. No notification: nothing is broken and nobody can act before the
+// reset, and the menu shows "usage limit until T".
+func (s *Session) usageLimit(f classify.Failure, auto, deadTurn bool, now time.Time, set Settings) {
+	if p := s.Pending; p != nil && p.For == ForRetry {
+		s.Pending = nil
+		s.decide("usage limit: pending attempt %d cancelled (the retry yields to the limit, SPEC §5)", p.Attempt)
+	}
+	if s.Retry != nil {
+		s.Retry = nil
+		if s.Sent != nil {
+			s.Sent.Overtaken = true
+		}
+	}
+	l := s.Limit
+	standing := l != nil && !l.Fired && (!deadTurn || s.rateLimited(now))
+	told := !f.ResetAt.IsZero() && f.ResetAt.Equal(s.ToldReset) && now.Before(f.ResetAt) && s.LastContinuedReset.Before(f.ResetAt)
+	if !standing {
+		l = &Limit{}
+		s.Limit = l
+	}
+	before := *l
+	switch {
+	case !standing:
+		*l = Limit{Failure: f, AutoContinue: auto}
+	case deadTurn:
+		l.Failure = f
+		if f.ResetAt.IsZero() {
+			l.Failure.ResetAt = before.Failure.ResetAt
+		}
+	case !f.ResetAt.IsZero():
+		l.Failure.ResetAt = f.ResetAt
+	}
+	l.AutoContinue = l.AutoContinue || auto
+	fresh := !standing && !told
+	switch {
+	case fresh:
+	case deadTurn:
+		s.decide("usage limit already told: the dead turn is the same limit, not told again (its error: %q)", f.Message)
+	case !standing:
+		s.decide("usage limit already told: the agent reports the same limit again")
+	}
+	if !standing || before.AutoContinue != l.AutoContinue || !before.Failure.ResetAt.Equal(l.Failure.ResetAt) {
+		s.planLimit(set)
+	}
+	if fresh {
+		s.entry(s.limitWords(), l.Failure, nil, 0)
+		s.ToldReset = f.ResetAt
+	}
+	s.showLimit()
+}
+
+// planLimit schedules the one "Continue after usage limit" continuation,
+// never before the agent's own reset time plus the margin, never on a
+// guessed time.
+func (s *Session) planLimit(set Settings) {
+	l := s.Limit
+	reset := l.Failure.ResetAt
+	switch {
+	case l.Fired:
+	case !set.ContinueAfterUsageLimit:
+		s.decide("usage limit: continue after usage limit is off; nothing will be sent")
+	case reset.IsZero():
+		s.decide("usage limit without a reset time: nudge never guesses one; nothing will be sent")
+	case !reset.After(s.LastContinuedReset):
+		s.decide("usage limit: nudge already continued once after the reset at %s", stamp(reset))
+	default:
+		margin, why := set.UsageLimitMargin, ""
+		if l.AutoContinue {
+			margin, why = set.UsageLimitMarginAutoContinue, ", leaving the agent's own auto-continue its chance"
+		}
+		at := reset.Add(margin)
+		if p := s.Pending; p != nil && p.At.Equal(at) {
+			return
+		}
+		s.Pending = &Pending{For: ForUsageLimit, Attempt: 1, At: at}
+		s.step(StepScheduled, "usage limit: one continuation at %s (reset + %s%s)", stamp(at), short(margin), why)
+		s.wake(at)
+	}
+}
+
+// limitOff cancels the pending usage-limit continuation.
+func (s *Session) limitOff() {
+	s.Pending = nil
+	s.decide("continue after usage limit is off: the continuation is cancelled")
+	s.showLimit()
+}
+
+// rateLimited tells whether a usage limit is in force: its reset time has
+// not passed (or is unknown), or nudge's continuation after it is pending.
+func (s *Session) rateLimited(now time.Time) bool {
+	l := s.Limit
+	if l == nil {
+		return false
+	}
+	if p := s.Pending; p != nil && p.For == ForUsageLimit {
+		return true
+	}
+	return l.Failure.ResetAt.IsZero() || now.Before(l.Failure.ResetAt)
+}
+
+// showLimit shows "usage limit until <reset>", with what happens after.
+func (s *Session) showLimit() {
+	s.show(UsageLimit, s.Limit.Failure.ResetAt, s.limitWords())
+}
+
+// limitWords says the usage limit in force and what happens at its end.
+func (s *Session) limitWords() string {
+	l := advice.Limit{Reset: s.Limit.Failure.ResetAt, AgentContinues: s.Limit.AutoContinue}
+	if p := s.Pending; p != nil && p.For == ForUsageLimit {
+		l.ContinueAt, l.Paused = p.At, p.Paused
+	}
+	return advice.UsageLimit(s.Key.Agent, l)
+}

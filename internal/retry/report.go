@@ -1,0 +1,78 @@
+package retry
+
+// What the machine reports: the state the person sees, Inbox entries,
+// notifications, decisions for the log and `nudge explain`, and wakes.
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"nudge/internal/classify"
+)
+
+// show reports a new state; an unchanged state is not reported again.
+func (s *Session) show(st State, until time.Time, note string) {
+	if s.Current == st && s.Until.Equal(until) && s.StateNote == note {
+		return
+	}
+	s.Current, s.Until, s.StateNote = st, until, note
+	s.emit(SetState{Key: s.Key, State: st, Until: until, Note: note})
+}
+
+// entry tells the person what in one Inbox entry, and says so in a decision.
+func (s *Session) entry(what string, f classify.Failure, last *classify.Failure, attempts int) {
+	s.step(StepTold, "told the person: %s", what)
+	s.emit(Entry{Key: s.Key, Project: s.Dir, What: what, Failure: f, Latest: last, Attempts: attempts})
+}
+
+func (s *Session) notify(title, what string, f classify.Failure) {
+	body := what
+	if f.Message != "" && !strings.Contains(what, f.Message) {
+		body += " — " + f.Message
+	}
+	if s.Dir != "" {
+		body = s.Dir + ": " + body
+	}
+	s.emit(Notify{Key: s.Key, Project: s.Dir, Title: title, Body: body})
+}
+
+func (s *Session) decide(format string, args ...any) { s.step("", format, args...) }
+
+// step records a decision that changes the session's course.
+func (s *Session) step(step Step, format string, args ...any) {
+	s.emit(Decision{Key: s.Key, What: fmt.Sprintf(format, args...), Step: step})
+}
+
+func (s *Session) wake(at time.Time) { s.emit(Wake{Key: s.Key, At: at}) }
+
+func (s *Session) emit(a Action) { s.out = append(s.out, a) }
+
+func (s *Session) flush() []Action {
+	out := s.out
+	s.out = nil
+	return out
+}
+
+// agentTitle is the agent's name as people write it.
+func (s *Session) agentTitle() string {
+	if a, ok := classify.Lookup(s.Key.Agent); ok && a.Title != "" {
+		return a.Title
+	}
+	return s.Key.Agent
+}
+
+// stamp formats an instant for decisions and notes.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// short formats a duration without trailing zero units ("1h", "5m", "1m30s").
+func short(d time.Duration) string {
+	str := d.String()
+	if strings.HasSuffix(str, "m0s") {
+		str = strings.TrimSuffix(str, "0s")
+	}
+	if strings.HasSuffix(str, "h0m") {
+		str = strings.TrimSuffix(str, "0m")
+	}
+	return str
+}
