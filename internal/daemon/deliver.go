@@ -237,7 +237,7 @@ func (d *Daemon) settleInterrupted(ctx context.Context) {
 	for _, a := range todo {
 		s := d.session(retry.Key{Agent: a.Agent, Session: a.Session})
 		del := inject.Delivery{Backend: a.Backend, Where: a.Target}
-		if c := s.machine.Sent; c != nil && c.Attempt == a.Attempt && c.Echoed {
+		if s.machine.Echoed(a.Attempt) {
 			d.log.Info("an attempt interrupted by a stop reached the agent", "session", a.Session, "attempt", a.Attempt)
 			d.delivered(ctx, s, a.Attempt, a.ID, del, nil)
 			continue

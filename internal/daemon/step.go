@@ -346,7 +346,7 @@ func (d *Daemon) apply(s *session, acts []retry.Action, now time.Time, st *step)
 		case retry.Inject:
 			st.injects = append(st.injects, s)
 			st.batch.Attempts = append(st.batch.Attempts, inbox.AttemptRow{
-				Agent: s.key.Agent, Session: s.key.Session, Episode: s.machine.Episode(), Attempt: a.Attempt, Text: a.Text, Started: now,
+				Agent: s.key.Agent, Session: s.key.Session, Episode: a.Episode, Attempt: a.Attempt, Text: a.Text, Started: now,
 			})
 		case retry.Notify:
 			st.notices = append(st.notices, a)

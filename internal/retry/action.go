@@ -28,6 +28,16 @@ const (
 	GaveUp      State = "gave_up"      // retries exhausted or undeliverable; the person was told
 )
 
+// known tells whether st is one of the states, or the empty state of a
+// session before its first event.
+func (st State) known() bool {
+	switch st {
+	case "", Working, Finished, Failed, Retrying, WaitingBox, UsageLimit, NeedsSignIn, Cancelled, GaveUp:
+		return true
+	}
+	return false
+}
+
 // Action is what the machine asks the daemon to do.
 type Action interface{ action() }
 
@@ -37,6 +47,10 @@ type Inject struct {
 	Key     Key
 	Attempt int // 1..3
 	Text    string
+	// Episode names the provider-error episode or usage limit the
+	// continuation answers: with Attempt it identifies the attempt in the
+	// ledger.
+	Episode string
 }
 
 // Notify asks for a desktop notification and phone push.

@@ -11,18 +11,21 @@ import (
 	"nudge/internal/classify"
 )
 
-// Purpose says what a continuation is for.
-type Purpose string
+// purpose says what a continuation is for.
+type purpose string
 
 // The two automations that send a continuation.
 const (
-	ForRetry      Purpose = "retry"       // a provider error (SPEC §3)
-	ForUsageLimit Purpose = "usage_limit" // "Continue after usage limit" (SPEC §5)
+	forRetry      purpose = "retry"       // a provider error (SPEC §3)
+	forUsageLimit purpose = "usage_limit" // "Continue after usage limit" (SPEC §5)
 )
 
-// Pending is the one continuation waiting to be sent.
-type Pending struct {
-	For       Purpose       `json:"for"`
+// known tells whether p is one of the two.
+func (p purpose) known() bool { return p == forRetry || p == forUsageLimit }
+
+// pending is the one continuation waiting to be sent.
+type pending struct {
+	For       purpose       `json:"for"`
 	Attempt   int           `json:"attempt"`
 	At        time.Time     `json:"at"`                  // when Tick acts: the due time, or the next check while held
 	HeldSince time.Time     `json:"held_since,omitzero"` // the first due check that found the session blocked
@@ -33,13 +36,13 @@ type Pending struct {
 	Backlog bool `json:"backlog,omitempty"`
 }
 
-// Sent is the last continuation issued.
-type Sent struct {
-	For      Purpose   `json:"for"`
+// sent is the last continuation issued.
+type sent struct {
+	For      purpose   `json:"for"`
 	Attempt  int       `json:"attempt"`
 	Text     string    `json:"text"`
 	At       time.Time `json:"at"`
-	Episode  string    `json:"episode"`            // the ID of the episode or usage limit it answers
+	Episode  string    `json:"episode"`            // the ID of the episode or usage limit it answers (Inject.Episode)
 	Reported bool      `json:"reported,omitempty"` // Delivered was called for it
 	Echoed   bool      `json:"echoed,omitempty"`   // its user message was seen
 	// Overtaken is set when the session moved on (a person typed, the turn
@@ -50,7 +53,7 @@ type Sent struct {
 // unblocked retries promptly when the box that held a due continuation
 // closed or the agent came back to idle.
 func (s *Session) unblocked(now time.Time, set Settings) {
-	p := s.Pending
+	p := s.pending
 	if p == nil || p.HeldSince.IsZero() || p.Paused {
 		return
 	}
@@ -69,15 +72,15 @@ func (s *Session) unblocked(now time.Time, set Settings) {
 // inject layer verifies the target again.
 func (s *Session) blocker() (blocker, bool) {
 	switch {
-	case s.BoxOpen || s.AgentStatus == classify.StatusWaiting:
-		b := blocker{is: "a box is open", cause: advice.BoxOpen, box: s.BoxName, state: WaitingBox}
-		if s.BoxName != "" {
-			b.detail = " (" + s.BoxName + ")"
+	case s.boxOpen || s.agentStatus == classify.StatusWaiting:
+		b := blocker{is: "a box is open", cause: advice.BoxOpen, box: s.boxName, state: WaitingBox}
+		if s.boxName != "" {
+			b.detail = " (" + s.boxName + ")"
 		}
 		return b, true
-	case s.AgentStatus != "" && s.AgentStatus != classify.StatusIdle:
+	case s.agentStatus != "" && s.agentStatus != classify.StatusIdle:
 		return blocker{is: "the agent is not idle", cause: advice.Busy,
-			detail: fmt.Sprintf(" (status %q)", s.AgentStatus), state: Retrying}, true
+			detail: fmt.Sprintf(" (status %q)", s.agentStatus), state: Retrying}, true
 	}
 	return blocker{}, false
 }
@@ -94,7 +97,7 @@ type blocker struct {
 // BoxFirstCheck, doubling up to BoxMaxGap; after BoxGiveUp nudge gives up
 // and tells the person (SPEC §3).
 func (s *Session) hold(b blocker, now time.Time, set Settings) {
-	p := s.Pending
+	p := s.pending
 	if p.HeldSince.IsZero() {
 		p.HeldSince, p.Gap = now, set.BoxFirstCheck
 	} else {
@@ -102,7 +105,7 @@ func (s *Session) hold(b blocker, now time.Time, set Settings) {
 	}
 	giveUp := p.HeldSince.Add(set.BoxGiveUp)
 	if !now.Before(giveUp) {
-		s.tell(advice.Undelivered(s.Key.Agent, advice.Why{Cause: b.cause, Box: b.box, For: set.BoxGiveUp}), p.For, s.attempts(p.For))
+		s.tell(advice.Undelivered(s.key.Agent, advice.Why{Cause: b.cause, Box: b.box, For: set.BoxGiveUp}), p.For, s.attempts(p.For))
 		return
 	}
 	p.At = minTime(now.Add(p.Gap), giveUp)
@@ -114,37 +117,37 @@ func (s *Session) hold(b blocker, now time.Time, set Settings) {
 // inject issues the pending continuation. It counts as used from here on:
 // whatever happens next, it is never issued again.
 func (s *Session) inject(now time.Time, set Settings) {
-	p := s.Pending
-	s.Pending = nil
-	episode := ""
+	p := s.pending
+	s.pending = nil
+	answers := ""
 	switch p.For {
-	case ForRetry:
-		s.Retry.Attempts = p.Attempt
-		episode = s.Retry.ID
-	case ForUsageLimit:
-		s.Limit.Fired = true
-		s.LastContinuedReset = s.Limit.Failure.ResetAt
-		episode = "usage_limit " + s.LastContinuedReset.UTC().Format(time.RFC3339)
+	case forRetry:
+		s.episode.Attempts = p.Attempt
+		answers = s.episode.ID
+	case forUsageLimit:
+		s.limit.Fired = true
+		s.lastContinuedReset = s.limit.Failure.ResetAt
+		answers = "usage_limit " + s.lastContinuedReset.UTC().Format(time.RFC3339)
 	}
-	s.Sent = &Sent{For: p.For, Attempt: p.Attempt, Episode: episode, Text: set.Message, At: now}
+	s.sent = &sent{For: p.For, Attempt: p.Attempt, Episode: answers, Text: set.Message, At: now}
 	s.decide("sending attempt %d (%s): nothing holds it", p.Attempt, p.For)
-	s.emit(Inject{Key: s.Key, Attempt: p.Attempt, Text: set.Message})
+	s.emit(Inject{Key: s.key, Attempt: p.Attempt, Text: set.Message, Episode: answers})
 }
 
-// tell stops the automation for purpose and tells the person what (an
+// tell stops the automation for p and tells the person what (an
 // advice text): one Inbox entry, one notification, state GaveUp (SPEC §3:
 // "Never a silent give-up").
-func (s *Session) tell(what string, purpose Purpose, attempts int) {
-	s.Pending = nil
+func (s *Session) tell(what string, p purpose, attempts int) {
+	s.pending = nil
 	var f classify.Failure
 	var last *classify.Failure
 	switch {
-	case purpose == ForRetry && s.Retry != nil:
-		s.Retry.Over = true
-		f, last = s.Retry.Original, latest(s.Retry)
-	case purpose == ForUsageLimit && s.Limit != nil:
-		s.Limit.Fired = true
-		f = s.Limit.Failure
+	case p == forRetry && s.episode != nil:
+		s.episode.Over = true
+		f, last = s.episode.Original, latest(s.episode)
+	case p == forUsageLimit && s.limit != nil:
+		s.limit.Fired = true
+		f = s.limit.Failure
 	}
 	s.entry(what, f, last, attempts)
 	s.notify(s.agentTitle()+" needs attention", what, f)
@@ -153,28 +156,28 @@ func (s *Session) tell(what string, purpose Purpose, attempts int) {
 
 // current tells whether the continuation c still belongs to the session's
 // present episode or limit.
-func (s *Session) current(c *Sent) bool {
+func (s *Session) current(c *sent) bool {
 	switch {
 	case c.Overtaken:
 		return false
-	case c.For == ForUsageLimit:
-		return s.Limit != nil && s.Limit.Fired
+	case c.For == forUsageLimit:
+		return s.limit != nil && s.limit.Fired
 	}
-	return s.Retry != nil && !s.Retry.Over && s.Retry.Attempts == c.Attempt
+	return s.episode != nil && !s.episode.Over && s.episode.Attempts == c.Attempt
 }
 
-// attempts is how many continuations purpose has issued so far.
-func (s *Session) attempts(purpose Purpose) int {
-	if purpose == ForRetry && s.Retry != nil {
-		return s.Retry.Attempts
+// attempts is how many continuations p has issued so far.
+func (s *Session) attempts(p purpose) int {
+	if p == forRetry && s.episode != nil {
+		return s.episode.Attempts
 	}
 	return 0
 }
 
 // showPending shows the state of the pending continuation.
 func (s *Session) showPending(set Settings) {
-	p := s.Pending
-	if p.For == ForUsageLimit {
+	p := s.pending
+	if p.For == forUsageLimit {
 		s.showLimit()
 		return
 	}
@@ -189,8 +192,8 @@ func (s *Session) showPending(set Settings) {
 }
 
 // sentNote describes a continuation on its way.
-func sentNote(c *Sent, set Settings) string {
-	if c.For == ForUsageLimit {
+func sentNote(c *sent, set Settings) string {
+	if c.For == forUsageLimit {
 		return "continued after the usage limit"
 	}
 	return fmt.Sprintf("continuation sent (attempt %d of %d)", c.Attempt, len(set.Delays))

@@ -10,9 +10,9 @@ import (
 	"nudge/internal/classify"
 )
 
-// Episode is a run of provider errors not broken by a completed turn or a
+// episode is a run of provider errors not broken by a completed turn or a
 // person's message: the "same error" whose attempts are counted.
-type Episode struct {
+type episode struct {
 	ID       string           `json:"id"`                 // names the episode in the attempt ledger
 	Original classify.Failure `json:"original"`           // the error that started the episode
 	Latest   classify.Failure `json:"latest"`             // the most recent error
@@ -28,32 +28,32 @@ func (s *Session) providerError(f classify.Failure, recorded, now time.Time, set
 		s.entry("the turn failed with a provider error during a usage limit; not retried", f, nil, 0)
 		return
 	}
-	s.Limit = nil
+	s.limit = nil
 	if !set.Enabled {
-		if p := s.Pending; p != nil && p.For == ForRetry {
+		if p := s.pending; p != nil && p.For == forRetry {
 			s.retryOff()
 		}
-		s.Retry = nil
+		s.episode = nil
 		s.decide("retry is off: one Inbox entry, no continuation")
 		s.entry("the turn failed with a provider error; retry is off", f, nil, 0)
 		s.show(Failed, time.Time{}, "")
 		return
 	}
-	if s.backlog && s.Pending == nil && (recorded.IsZero() || now.Sub(recorded) > BacklogRecent) {
+	if s.backlog && s.pending == nil && (recorded.IsZero() || now.Sub(recorded) > BacklogRecent) {
 		s.overtake()
 		s.decide("provider error written while nudge was not running, more than %s ago: told, not retried", short(BacklogRecent))
 		s.entry("the turn failed with a provider error while nudge was not running; too long ago to retry", f, nil, 0)
 		s.show(Failed, time.Time{}, "")
 		return
 	}
-	e := s.Retry
+	e := s.episode
 	if e == nil {
 		first := recorded
 		if first.IsZero() {
 			first = now
 		}
-		e = &Episode{ID: "retry " + first.UTC().Format(time.RFC3339Nano), Original: f}
-		s.Retry = e
+		e = &episode{ID: "retry " + first.UTC().Format(time.RFC3339Nano), Original: f}
+		s.episode = e
 	}
 	e.Latest, e.FailedAt = f, recorded
 	if e.Over {
@@ -61,7 +61,7 @@ func (s *Session) providerError(f classify.Failure, recorded, now time.Time, set
 		s.entry("the turn failed again after nudge gave up; not retried", f, nil, e.Attempts)
 		return
 	}
-	if p := s.Pending; p != nil {
+	if p := s.pending; p != nil {
 		s.decide("another provider error while attempt %d is pending: keeping its time", p.Attempt)
 		return
 	}
@@ -70,28 +70,28 @@ func (s *Session) providerError(f classify.Failure, recorded, now time.Time, set
 		if l := latest(e); l != nil {
 			last = l.Message
 		}
-		s.tell(advice.GaveUp(s.Key.Agent, e.Attempts, last), ForRetry, e.Attempts)
+		s.tell(advice.GaveUp(s.key.Agent, e.Attempts, last), forRetry, e.Attempts)
 		return
 	}
 	delay := set.Delays[e.Attempts]
-	s.Pending = &Pending{For: ForRetry, Attempt: e.Attempts + 1, At: now.Add(delay), Backlog: s.backlog}
+	s.pending = &pending{For: forRetry, Attempt: e.Attempts + 1, At: now.Add(delay), Backlog: s.backlog}
 	s.step(StepScheduled, "provider error: attempt %d of %d in %s", e.Attempts+1, len(set.Delays), short(delay))
 	s.showPending(set)
-	s.wake(s.Pending.At)
+	s.wake(s.pending.At)
 }
 
 // retryOff cancels the pending retry because retry was switched off; its
 // dead turn gets its one Inbox entry (SPEC §4).
 func (s *Session) retryOff() {
-	e := s.Retry
-	s.decide("retry is off: pending attempt %d cancelled", s.Pending.Attempt)
-	s.Pending, s.Retry = nil, nil
+	e := s.episode
+	s.decide("retry is off: pending attempt %d cancelled", s.pending.Attempt)
+	s.pending, s.episode = nil, nil
 	s.entry("the turn failed with a provider error; retry is off", e.Original, latest(e), e.Attempts)
 	s.show(Failed, time.Time{}, "")
 }
 
 // latest is the episode's latest error when its text differs from the original.
-func latest(e *Episode) *classify.Failure {
+func latest(e *episode) *classify.Failure {
 	if e.Latest.Message == e.Original.Message {
 		return nil
 	}

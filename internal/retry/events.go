@@ -15,21 +15,21 @@ import (
 // of the agent's process, then what the event's kind does.
 func (s *Session) observe(ev classify.Event, now time.Time, set Settings) {
 	if ev.Project != "" {
-		s.Dir = ev.Project
+		s.project = ev.Project
 	}
 	switch ev.Kind {
 	case classify.TurnDone, classify.TurnFailed:
-		s.TurnEnded, s.EndedTurn = true, ""
+		s.turnEnded, s.endedTurn = true, ""
 		if ev.TurnScoped() {
-			s.EndedTurn = ev.ID
+			s.endedTurn = ev.ID
 		}
 	case classify.TurnStarted, classify.UserMessage:
-		s.TurnEnded, s.EndedTurn = false, ""
+		s.turnEnded, s.endedTurn = false, ""
 	}
-	if ev.Process == nil && (ev.Kind == classify.UserMessage || ev.Kind == classify.TurnStarted) && s.AgentStatus == classify.StatusExited {
+	if ev.Process == nil && (ev.Kind == classify.UserMessage || ev.Kind == classify.TurnStarted) && s.agentStatus == classify.StatusExited {
 		// A new turn after the process was gone: a process (a resumed
 		// session) writes the session again; whether it is idle is unknown.
-		s.AgentStatus = ""
+		s.agentStatus = ""
 	}
 	s.observeProcess(ev)
 	switch ev.Kind {
@@ -48,19 +48,19 @@ func (s *Session) observe(ev classify.Event, now time.Time, set Settings) {
 	case classify.TurnDone:
 		s.turnDone()
 	case classify.BoxOpened:
-		s.BoxOpen = true
+		s.boxOpen = true
 		if ev.Box != "" {
-			s.BoxName = ev.Box
+			s.boxName = ev.Box
 		}
 	case classify.BoxClosed:
-		s.BoxOpen, s.BoxName = false, ""
-		if ev.Process == nil && s.AgentStatus == classify.StatusWaiting {
-			s.AgentStatus = ""
+		s.boxOpen, s.boxName = false, ""
+		if ev.Process == nil && s.agentStatus == classify.StatusWaiting {
+			s.agentStatus = ""
 		}
 		s.unblocked(now, set)
 	case classify.AgentIdle:
 		if ev.Process == nil || ev.Process.Status == "" {
-			s.AgentStatus = classify.StatusIdle
+			s.agentStatus = classify.StatusIdle
 		}
 		s.unblocked(now, set)
 	}
@@ -73,28 +73,28 @@ func (s *Session) observeProcess(ev classify.Event) {
 	if p == nil || p.Status == "" {
 		return
 	}
-	if e := s.Retry; e != nil && !ev.Time.IsZero() && ev.Time.Before(e.FailedAt) {
+	if e := s.episode; e != nil && !ev.Time.IsZero() && ev.Time.Before(e.FailedAt) {
 		s.decide("registry status %q is older than the dead turn; ignored", p.Status)
 		return
 	}
-	s.AgentStatus = p.Status
+	s.agentStatus = p.Status
 	if p.Waiting != "" {
-		s.BoxName = p.Waiting
+		s.boxName = p.Waiting
 	}
-	pend := s.Pending
+	pend := s.pending
 	if pend == nil {
-		if p.Status == classify.StatusExited && s.Current == Working {
+		if p.Status == classify.StatusExited && s.state == Working {
 			s.crashed()
 		}
 		return
 	}
 	switch p.Status {
 	case classify.StatusExited:
-		s.tell(advice.Undelivered(s.Key.Agent, advice.Why{Cause: advice.Gone}), pend.For, s.attempts(pend.For))
+		s.tell(advice.Undelivered(s.key.Agent, advice.Why{Cause: advice.Gone}), pend.For, s.attempts(pend.For))
 	case classify.StatusBusy:
-		s.Pending = nil
+		s.pending = nil
 		s.decide("the agent's registry says it is busy: pending attempt %d cancelled", pend.Attempt)
-		s.Limit = nil
+		s.limit = nil
 		s.show(Working, time.Time{}, "")
 	}
 }
@@ -116,7 +116,7 @@ func (s *Session) deadTurn(ev classify.Event, now time.Time, set Settings) {
 	if ev.Failure != nil {
 		f = *ev.Failure
 	}
-	attempts := s.attempts(ForRetry)
+	attempts := s.attempts(forRetry)
 	switch f.Class {
 	case classify.ProviderError:
 		s.providerError(f, ev.Time, now, set)
@@ -127,7 +127,7 @@ func (s *Session) deadTurn(ev classify.Event, now time.Time, set Settings) {
 		s.show(Cancelled, time.Time{}, "")
 	case classify.Auth:
 		s.endEpisode("sign-in failed")
-		what := advice.SignIn(s.Key.Agent, f.Hint)
+		what := advice.SignIn(s.key.Agent, f.Hint)
 		s.entry(what, f, nil, attempts)
 		s.notify(s.agentTitle()+" needs sign-in", what, f)
 		s.show(NeedsSignIn, time.Time{}, what)
@@ -144,7 +144,7 @@ func (s *Session) deadTurn(ev classify.Event, now time.Time, set Settings) {
 
 // userMessage tells nudge's own continuation from a person typing.
 func (s *Session) userMessage(ev classify.Event, now time.Time, set Settings) {
-	if c := s.Sent; c != nil && !c.Echoed && !now.After(c.At.Add(EchoWindow)) && sameText(ev.Text, c.Text) {
+	if c := s.sent; c != nil && !c.Echoed && !now.After(c.At.Add(EchoWindow)) && sameText(ev.Text, c.Text) {
 		c.Echoed = true
 		s.decide("user message is nudge's own attempt %d: its turn started", c.Attempt)
 		s.show(Working, time.Time{}, sentNote(c, set))
@@ -158,16 +158,16 @@ func (s *Session) userMessage(ev classify.Event, now time.Time, set Settings) {
 // continuation is cancelled, the attempt count is kept. Signs older than
 // the episode's dead turn are stale.
 func (s *Session) agentWorking(ev classify.Event) {
-	if e := s.Retry; e != nil && s.Pending != nil && !ev.Time.IsZero() && ev.Time.Before(e.FailedAt) {
+	if e := s.episode; e != nil && s.pending != nil && !ev.Time.IsZero() && ev.Time.Before(e.FailedAt) {
 		s.decide("%s recorded before the dead turn; ignored", ev.Kind)
 		return
 	}
-	if p := s.Pending; p != nil {
-		s.Pending = nil
+	if p := s.pending; p != nil {
+		s.pending = nil
 		s.decide("the agent is working (%s): pending attempt %d cancelled", ev.Kind, p.Attempt)
 	}
-	if s.Limit != nil && !s.Limit.Fired {
-		s.Limit = nil
+	if s.limit != nil && !s.limit.Fired {
+		s.limit = nil
 	}
 	note := ""
 	if ev.Kind == classify.AgentRetrying {
@@ -179,10 +179,10 @@ func (s *Session) agentWorking(ev classify.Event) {
 // turnDone resets everything: a completed turn ends the episode (SPEC §3
 // step 4); after nudge's continuation, the session recovered.
 func (s *Session) turnDone() {
-	switch c := s.Sent; {
+	switch c := s.sent; {
 	case c != nil && s.current(c):
 		s.step(StepRecovered, "turn completed after continuation %d: recovered", c.Attempt)
-	case s.Retry != nil || s.Pending != nil || s.Limit != nil:
+	case s.episode != nil || s.pending != nil || s.limit != nil:
 		s.decide("turn completed: attempt counter reset")
 	}
 	s.overtake()
@@ -193,9 +193,9 @@ func (s *Session) turnDone() {
 // because something else took over, saying so when there was one.
 func (s *Session) endEpisode(why string) {
 	switch {
-	case s.Pending != nil:
-		s.decide("%s: pending attempt %d cancelled", why, s.Pending.Attempt)
-	case s.Retry != nil && !s.Retry.Over:
+	case s.pending != nil:
+		s.decide("%s: pending attempt %d cancelled", why, s.pending.Attempt)
+	case s.episode != nil && !s.episode.Over:
 		s.decide("%s: retry episode over, attempt counter reset", why)
 	}
 	s.overtake()
@@ -205,9 +205,9 @@ func (s *Session) endEpisode(why string) {
 // any pending continuation: the session moved on, so a late delivery report
 // of the last continuation is no longer news.
 func (s *Session) overtake() {
-	s.Retry, s.Pending, s.Limit, s.ToldReset = nil, nil, nil, time.Time{}
-	if s.Sent != nil {
-		s.Sent.Overtaken = true
+	s.episode, s.pending, s.limit, s.toldReset = nil, nil, nil, time.Time{}
+	if s.sent != nil {
+		s.sent.Overtaken = true
 	}
 }
 

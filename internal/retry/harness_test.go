@@ -60,6 +60,9 @@ func runOn(t *testing.T, s *Session, set *Settings, steps []step) {
 	t.Helper()
 	for i, st := range steps {
 		got := renderAll(t, s, st.do.run(s, t0.Add(st.at), set))
+		if err := s.invariants(); err != nil {
+			t.Fatalf("step %d (%s at %s) broke an invariant: %v", i, st.do.name, offset(t0.Add(st.at)), err)
+		}
 		if !equal(got, st.want) {
 			t.Fatalf("step %d (%s at %s):\ngot:\n\t%s\nwant:\n\t%s", i, st.do.name, offset(t0.Add(st.at)),
 				strings.Join(got, "\n\t"), strings.Join(st.want, "\n\t"))
@@ -118,13 +121,13 @@ func render(t *testing.T, s *Session, a Action) string {
 		if a.Latest != nil {
 			line += fmt.Sprintf(" latest=%q", a.Latest.Message)
 		}
-		if a.Project != s.Project() {
-			t.Errorf("entry project %q, want %q", a.Project, s.Project())
+		if a.Project != s.project {
+			t.Errorf("entry project %q, want %q", a.Project, s.project)
 		}
 	case Notify:
 		key, line = a.Key, fmt.Sprintf("notify %q %q", a.Title, a.Body)
-		if a.Project != s.Project() {
-			t.Errorf("notify project %q, want %q", a.Project, s.Project())
+		if a.Project != s.project {
+			t.Errorf("notify project %q, want %q", a.Project, s.project)
 		}
 	default:
 		t.Fatalf("unknown action %#v", a)

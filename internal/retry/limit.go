@@ -10,8 +10,8 @@ import (
 	"nudge/internal/classify"
 )
 
-// Limit is a usage limit in force (SPEC §5).
-type Limit struct {
+// limit is a usage limit in force (SPEC §5).
+type limit struct {
 	Failure      classify.Failure `json:"failure"`
 	AutoContinue bool             `json:"auto_continue,omitempty"` // the agent armed its own continuation
 	Fired        bool             `json:"fired,omitempty"`         // nudge's one continuation was issued (or given up)
@@ -29,27 +29,27 @@ type Limit struct {
 // limit. No notification: nothing is broken and nobody can act before the
 // reset, and the menu shows "usage limit until T".
 func (s *Session) usageLimit(f classify.Failure, auto, deadTurn bool, now time.Time, set Settings) {
-	if p := s.Pending; p != nil && p.For == ForRetry {
-		s.Pending = nil
+	if p := s.pending; p != nil && p.For == forRetry {
+		s.pending = nil
 		s.decide("usage limit: pending attempt %d cancelled (the retry yields to the limit, SPEC §5)", p.Attempt)
 	}
-	if s.Retry != nil {
-		s.Retry = nil
-		if s.Sent != nil {
-			s.Sent.Overtaken = true
+	if s.episode != nil {
+		s.episode = nil
+		if s.sent != nil {
+			s.sent.Overtaken = true
 		}
 	}
-	l := s.Limit
+	l := s.limit
 	standing := l != nil && !l.Fired && (!deadTurn || s.rateLimited(now))
-	told := !f.ResetAt.IsZero() && f.ResetAt.Equal(s.ToldReset) && now.Before(f.ResetAt) && s.LastContinuedReset.Before(f.ResetAt)
+	told := !f.ResetAt.IsZero() && f.ResetAt.Equal(s.toldReset) && now.Before(f.ResetAt) && s.lastContinuedReset.Before(f.ResetAt)
 	if !standing {
-		l = &Limit{}
-		s.Limit = l
+		l = &limit{}
+		s.limit = l
 	}
 	before := *l
 	switch {
 	case !standing:
-		*l = Limit{Failure: f, AutoContinue: auto}
+		*l = limit{Failure: f, AutoContinue: auto}
 	case deadTurn:
 		l.Failure = f
 		if f.ResetAt.IsZero() {
@@ -72,7 +72,7 @@ func (s *Session) usageLimit(f classify.Failure, auto, deadTurn bool, now time.T
 	}
 	if fresh {
 		s.entry(s.limitWords(), l.Failure, nil, 0)
-		s.ToldReset = f.ResetAt
+		s.toldReset = f.ResetAt
 	}
 	s.showLimit()
 }
@@ -81,7 +81,7 @@ func (s *Session) usageLimit(f classify.Failure, auto, deadTurn bool, now time.T
 // never before the agent's own reset time plus the margin, never on a
 // guessed time.
 func (s *Session) planLimit(set Settings) {
-	l := s.Limit
+	l := s.limit
 	reset := l.Failure.ResetAt
 	switch {
 	case l.Fired:
@@ -89,7 +89,7 @@ func (s *Session) planLimit(set Settings) {
 		s.decide("usage limit: continue after usage limit is off; nothing will be sent")
 	case reset.IsZero():
 		s.decide("usage limit without a reset time: nudge never guesses one; nothing will be sent")
-	case !reset.After(s.LastContinuedReset):
+	case !reset.After(s.lastContinuedReset):
 		s.decide("usage limit: nudge already continued once after the reset at %s", stamp(reset))
 	default:
 		margin, why := set.UsageLimitMargin, ""
@@ -97,10 +97,10 @@ func (s *Session) planLimit(set Settings) {
 			margin, why = set.UsageLimitMarginAutoContinue, ", leaving the agent's own auto-continue its chance"
 		}
 		at := reset.Add(margin)
-		if p := s.Pending; p != nil && p.At.Equal(at) {
+		if p := s.pending; p != nil && p.At.Equal(at) {
 			return
 		}
-		s.Pending = &Pending{For: ForUsageLimit, Attempt: 1, At: at}
+		s.pending = &pending{For: forUsageLimit, Attempt: 1, At: at}
 		s.step(StepScheduled, "usage limit: one continuation at %s (reset + %s%s)", stamp(at), short(margin), why)
 		s.wake(at)
 	}
@@ -108,7 +108,7 @@ func (s *Session) planLimit(set Settings) {
 
 // limitOff cancels the pending usage-limit continuation.
 func (s *Session) limitOff() {
-	s.Pending = nil
+	s.pending = nil
 	s.decide("continue after usage limit is off: the continuation is cancelled")
 	s.showLimit()
 }
@@ -116,11 +116,11 @@ func (s *Session) limitOff() {
 // rateLimited tells whether a usage limit is in force: its reset time has
 // not passed (or is unknown), or nudge's continuation after it is pending.
 func (s *Session) rateLimited(now time.Time) bool {
-	l := s.Limit
+	l := s.limit
 	if l == nil {
 		return false
 	}
-	if p := s.Pending; p != nil && p.For == ForUsageLimit {
+	if p := s.pending; p != nil && p.For == forUsageLimit {
 		return true
 	}
 	return l.Failure.ResetAt.IsZero() || now.Before(l.Failure.ResetAt)
@@ -128,14 +128,14 @@ func (s *Session) rateLimited(now time.Time) bool {
 
 // showLimit shows "usage limit until <reset>", with what happens after.
 func (s *Session) showLimit() {
-	s.show(UsageLimit, s.Limit.Failure.ResetAt, s.limitWords())
+	s.show(UsageLimit, s.limit.Failure.ResetAt, s.limitWords())
 }
 
 // limitWords says the usage limit in force and what happens at its end.
 func (s *Session) limitWords() string {
-	l := advice.Limit{Reset: s.Limit.Failure.ResetAt, AgentContinues: s.Limit.AutoContinue}
-	if p := s.Pending; p != nil && p.For == ForUsageLimit {
+	l := advice.Limit{Reset: s.limit.Failure.ResetAt, AgentContinues: s.limit.AutoContinue}
+	if p := s.pending; p != nil && p.For == forUsageLimit {
 		l.ContinueAt, l.Paused = p.At, p.Paused
 	}
-	return advice.UsageLimit(s.Key.Agent, l)
+	return advice.UsageLimit(s.key.Agent, l)
 }

@@ -13,17 +13,17 @@ import (
 
 // show reports a new state; an unchanged state is not reported again.
 func (s *Session) show(st State, until time.Time, note string) {
-	if s.Current == st && s.Until.Equal(until) && s.StateNote == note {
+	if s.state == st && s.until.Equal(until) && s.note == note {
 		return
 	}
-	s.Current, s.Until, s.StateNote = st, until, note
-	s.emit(SetState{Key: s.Key, State: st, Until: until, Note: note})
+	s.state, s.until, s.note = st, until, note
+	s.emit(SetState{Key: s.key, State: st, Until: until, Note: note})
 }
 
 // entry tells the person what in one Inbox entry, and says so in a decision.
 func (s *Session) entry(what string, f classify.Failure, last *classify.Failure, attempts int) {
 	s.step(StepTold, "told the person: %s", what)
-	s.emit(Entry{Key: s.Key, Project: s.Dir, What: what, Failure: f, Latest: last, Attempts: attempts})
+	s.emit(Entry{Key: s.key, Project: s.project, What: what, Failure: f, Latest: last, Attempts: attempts})
 }
 
 func (s *Session) notify(title, what string, f classify.Failure) {
@@ -31,20 +31,20 @@ func (s *Session) notify(title, what string, f classify.Failure) {
 	if f.Message != "" && !strings.Contains(what, f.Message) {
 		body += " — " + f.Message
 	}
-	if s.Dir != "" {
-		body = s.Dir + ": " + body
+	if s.project != "" {
+		body = s.project + ": " + body
 	}
-	s.emit(Notify{Key: s.Key, Project: s.Dir, Title: title, Body: body})
+	s.emit(Notify{Key: s.key, Project: s.project, Title: title, Body: body})
 }
 
 func (s *Session) decide(format string, args ...any) { s.step("", format, args...) }
 
 // step records a decision that changes the session's course.
 func (s *Session) step(step Step, format string, args ...any) {
-	s.emit(Decision{Key: s.Key, What: fmt.Sprintf(format, args...), Step: step})
+	s.emit(Decision{Key: s.key, What: fmt.Sprintf(format, args...), Step: step})
 }
 
-func (s *Session) wake(at time.Time) { s.emit(Wake{Key: s.Key, At: at}) }
+func (s *Session) wake(at time.Time) { s.emit(Wake{Key: s.key, At: at}) }
 
 func (s *Session) emit(a Action) { s.out = append(s.out, a) }
 
@@ -56,10 +56,10 @@ func (s *Session) flush() []Action {
 
 // agentTitle is the agent's name as people write it.
 func (s *Session) agentTitle() string {
-	if a, ok := classify.Lookup(s.Key.Agent); ok && a.Title != "" {
+	if a, ok := classify.Lookup(s.key.Agent); ok && a.Title != "" {
 		return a.Title
 	}
-	return s.Key.Agent
+	return s.key.Agent
 }
 
 // stamp formats an instant for decisions and notes.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math/rand/v2"
 	"nudge/internal/advice"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,8 +21,8 @@ func TestRestorePendingRetry(t *testing.T) {
 	if st, until := s.State(); st != Retrying || !until.Equal(t0.Add(10*time.Second)) {
 		t.Fatalf("restored state %s until %s, want retrying until +10s", st, offset(until))
 	}
-	if s.Project() != testProject {
-		t.Fatalf("restored project %q", s.Project())
+	if s.project != testProject {
+		t.Fatalf("restored project %q", s.project)
 	}
 	runOn(t, s, &set, []step{
 		{5 * time.Second, tick, []string{"wake +10s"}}, // the daemon re-arms its timer this way
@@ -204,6 +206,9 @@ func TestRandomSessionsKeepPromises(t *testing.T) {
 				lastRetry = 0 // switching retry back on starts afresh
 				acts = s.Reconfigure(now, set)
 			}
+			if err := s.invariants(); err != nil {
+				t.Fatalf("seed %d step %d: %v", seed, i, err)
+			}
 			for _, a := range acts {
 				in, ok := a.(Inject)
 				if !ok {
@@ -220,7 +225,7 @@ func TestRandomSessionsKeepPromises(t *testing.T) {
 					t.Fatalf("seed %d step %d: attempt %d", seed, i, in.Attempt)
 				}
 				outstanding = in.Attempt
-				if s.Sent.For == ForRetry {
+				if s.sent.For == forRetry {
 					if in.Attempt <= lastRetry {
 						t.Fatalf("seed %d step %d: attempt %d after attempt %d in one episode", seed, i, in.Attempt, lastRetry)
 					}
@@ -248,7 +253,9 @@ func TestRestoreDropsOrphanPending(t *testing.T) {
 }
 
 // FuzzRestore feeds damaged stored state to the machine: it must restore
-// with an error or work on without a panic.
+// with an error, or restore a session that keeps the invariants (Session),
+// stores and restores again as it is, and keeps them through every call
+// without a panic.
 func FuzzRestore(f *testing.F) {
 	set := testSettings()
 	s := NewSession(testKey)
@@ -259,29 +266,77 @@ func FuzzRestore(f *testing.F) {
 	}
 	f.Add(seed)
 	f.Add([]byte(`{"pending":{"for":"usage_limit","attempt":1},"sent":{"for":"retry","attempt":1}}`))
+	forms, err := filepath.Glob(filepath.Join("testdata", "stored", "*", "*.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, form := range forms {
+		b, err := os.ReadFile(form)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var s Session
 		if json.Unmarshal(b, &s) != nil {
 			return
 		}
+		keeps := func(after string) {
+			t.Helper()
+			if err := s.invariants(); err != nil {
+				t.Fatalf("after %s: %v", after, err)
+			}
+		}
+		keeps("restoring")
+		again, err := json.Marshal(&s)
+		if err != nil {
+			t.Fatalf("a restored session does not store: %v", err)
+		}
+		var back Session
+		if err := json.Unmarshal(again, &back); err != nil {
+			t.Fatalf("a restored session, stored again, does not restore: %v\n%s", err, again)
+		}
+		if twice, _ := json.Marshal(&back); string(twice) != string(again) {
+			t.Fatalf("stored again, restored and stored, it changed:\n%s\n%s", again, twice)
+		}
 		now := t0.Add(time.Hour)
 		off := set
 		off.Enabled, off.ContinueAfterUsageLimit = false, false
+		s.Restored(now, set)
+		keeps("Restored")
 		s.Tick(now, set)
+		keeps("Tick")
 		s.Delivered(1, errors.New("x"), now, set)
+		keeps("Delivered")
 		s.Observe(classify.Event{Kind: classify.TurnFailed, Time: now, Failure: &classify.Failure{Class: pe}}, now, set)
+		keeps("a provider error")
 		s.Reconfigure(now, off)
+		keeps("Reconfigure")
 		s.Observe(classify.Event{Kind: classify.UsageLimited, Process: &classify.Process{Status: classify.StatusExited}}, now, set)
+		keeps("a usage limit")
 		s.Tick(now.Add(time.Hour), set)
+		keeps("a later Tick")
 	})
 }
 
 func TestDaemonHooks(t *testing.T) {
 	set := testSettings()
-	s := run(t, set, []step{{0, fail(pe, err500), schedule1}})
-	if s.Episode() != "" {
-		t.Errorf("episode before any attempt: %q", s.Episode())
+	var issued []Inject
+	ledger := func(c call) call {
+		run := c.run
+		c.run = func(s *Session, now time.Time, set *Settings) []Action {
+			acts := run(s, now, set)
+			for _, a := range acts {
+				if in, ok := a.(Inject); ok {
+					issued = append(issued, in)
+				}
+			}
+			return acts
+		}
+		return c
 	}
+	s := run(t, set, []step{{0, fail(pe, err500), schedule1}})
 	s = restore(t, s)
 	if at, ok := s.NextWake(); !ok || !at.Equal(t0.Add(10*time.Second)) {
 		t.Errorf("restored next wake %s %v, want +10s", offset(at), ok)
@@ -289,12 +344,20 @@ func TestDaemonHooks(t *testing.T) {
 	if s.Note() != "attempt 1 of 3" {
 		t.Errorf("note %q", s.Note())
 	}
-	runOn(t, s, &set, steps(attempt1()[1:], []step{
+	first := attempt1()[1:]
+	first[0].do = ledger(first[0].do)
+	runOn(t, s, &set, first[:2])
+	if s.Echoed(1) {
+		t.Error("attempt 1 echoed before its user message was seen")
+	}
+	runOn(t, s, &set, steps(first[2:], []step{
 		{time.Minute, event(classify.TurnDone), []string{"decide[recovered]: turn completed after continuation 1: recovered", "state finished"}},
 	}))
-	first := s.Episode()
-	if first == "" {
-		t.Fatal("no episode named for attempt 1")
+	if !s.Echoed(1) || s.Echoed(2) {
+		t.Errorf("echoed: attempt 1 %v, attempt 2 %v; want only attempt 1", s.Echoed(1), s.Echoed(2))
+	}
+	if len(issued) != 1 || issued[0].Episode == "" {
+		t.Fatalf("no episode named for attempt 1: %+v", issued)
 	}
 	if _, ok := s.NextWake(); ok {
 		t.Error("next wake with nothing pending")
@@ -305,9 +368,9 @@ func TestDaemonHooks(t *testing.T) {
 			"state retrying until +2m10s (attempt 1 of 3)",
 			"wake +2m10s",
 		}},
-		{2*time.Minute + 10*time.Second, tick, send1},
+		{2*time.Minute + 10*time.Second, ledger(tick), send1},
 	})
-	if second := s.Episode(); second == first || second == "" {
-		t.Errorf("a new episode's attempt 1 is named %q, the old one %q: the ledger would refuse it", second, first)
+	if len(issued) != 2 || issued[1].Episode == issued[0].Episode || issued[1].Episode == "" {
+		t.Errorf("a new episode's attempt 1 is named %q, the old one %q: the ledger would refuse it", issued[1].Episode, issued[0].Episode)
 	}
 }

@@ -6,8 +6,6 @@ package retry
 // makes for events, wakes, delivery reports and settings.
 
 import (
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"nudge/internal/advice"
@@ -19,89 +17,84 @@ import (
 // nudge was not running still be sent (docs/durability.md).
 const BacklogRecent = 10 * time.Minute
 
-// Session is the retry state of one session. Its exported fields are its
-// whole state: it survives a JSON round trip (SPEC §7). It is not safe for
-// concurrent use.
+// Session is the retry state of one session. It is not safe for concurrent
+// use. It is stored as JSON and restored after a start (stored.go;
+// docs/durability.md).
+//
+// Its state keeps these invariants; every call keeps them, and restoring
+// enforces them (Session.invariants):
+//   - An episode has issued 0 to MaxAttempts continuations.
+//   - There is never both a provider-error episode and a usage limit: the
+//     retry yields to the limit (docs/behaviour.md §5).
+//   - A pending continuation answers what is there: for a retry, an episode
+//     nudge has not given up, whose next attempt it is; for a usage limit,
+//     a limit nudge has not continued after, as attempt 1. It has a due
+//     time; only while something holds it, it has a gap between checks,
+//     and that gap is positive.
+//   - The last continuation issued was for a retry or a usage limit, its
+//     attempt 1 to MaxAttempts.
+//   - The state shown is a State, or empty before the first event.
+//   - The ending of a turn is named only while that turn has ended.
 type Session struct {
-	Key         Key       `json:"key"`
-	Dir         string    `json:"project,omitempty"` // the session's working directory
-	Current     State     `json:"state,omitempty"`   // empty until the first event
-	Until       time.Time `json:"until,omitzero"`
-	StateNote   string    `json:"note,omitempty"`
-	Retry       *Episode  `json:"episode,omitempty"` // the provider-error episode
-	Limit       *Limit    `json:"limit,omitempty"`
-	Pending     *Pending  `json:"pending,omitempty"`
-	Sent        *Sent     `json:"sent,omitempty"`
-	BoxOpen     bool      `json:"box_open,omitempty"`
-	BoxName     string    `json:"box_name,omitempty"`
-	AgentStatus string    `json:"agent_status,omitempty"` // last known registry status; empty: no registry info
-	// LastContinuedReset is the reset time nudge last continued after: it
+	key     Key
+	project string // the session's working directory, as last reported
+
+	// What the person sees (SetState): the state, its time and its note.
+	state State
+	until time.Time
+	note  string
+
+	episode *episode // the provider-error episode
+	limit   *limit   // the usage limit in force
+	pending *pending // the one continuation waiting to be sent
+	sent    *sent    // the last continuation issued
+
+	boxOpen     bool
+	boxName     string
+	agentStatus string // last known registry status; empty: no registry info
+
+	// lastContinuedReset is the reset time nudge last continued after: it
 	// continues at most once per reset.
-	LastContinuedReset time.Time `json:"last_continued_reset,omitzero"`
-	// ToldReset is the reset time of the last usage limit told, until a
+	lastContinuedReset time.Time
+	// toldReset is the reset time of the last usage limit told, until a
 	// person's message or the end of a turn other than by this limit: the
 	// same limit shown again after the agent's own work (the turn it
 	// killed) is not told again (docs/behaviour.md §5).
-	ToldReset time.Time `json:"told_reset,omitzero"`
-	// TurnEnded: the current turn ended (done or failed) and no new one
-	// started since; EndedTurn is the ID of that ending when it names its
+	toldReset time.Time
+	// turnEnded: the current turn ended (done or failed) and no new one
+	// started since; endedTurn is the ID of that ending when it names its
 	// turn (classify.Event.TurnScoped).
-	TurnEnded bool   `json:"turn_ended,omitempty"`
-	EndedTurn string `json:"ended_turn,omitempty"`
+	turnEnded bool
+	endedTurn string
 
 	out     []Action
 	backlog bool // the event being observed was written while nudge was not running
 }
 
 // NewSession starts the state of the session named key.
-func NewSession(key Key) *Session { return &Session{Key: key} }
+func NewSession(key Key) *Session { return &Session{key: key} }
 
-// UnmarshalJSON restores a stored session. A pending continuation whose
-// episode or usage limit is missing from damaged data is dropped, so a bad
-// row cannot make the machine fail later.
-func (s *Session) UnmarshalJSON(b []byte) error {
-	type stored Session
-	var v stored
-	if err := json.Unmarshal(b, &v); err != nil {
-		return fmt.Errorf("restore retry state: %w", err)
-	}
-	*s = Session(v)
-	if p := s.Pending; p != nil {
-		ok := p.For == ForRetry && s.Retry != nil || p.For == ForUsageLimit && s.Limit != nil
-		if !ok {
-			s.Pending = nil
-		}
-	}
-	return nil
-}
-
-// State returns the session's state and its Until.
-func (s *Session) State() (State, time.Time) { return s.Current, s.Until }
+// State returns the state the person sees and its time (SetState.Until).
+func (s *Session) State() (State, time.Time) { return s.state, s.until }
 
 // Note returns the short explanation of the current state.
-func (s *Session) Note() string { return s.StateNote }
-
-// Episode names the episode (or usage limit) that the last issued
-// continuation answers: with its attempt number it identifies the attempt
-// in the ledger. Empty when nothing was issued.
-func (s *Session) Episode() string {
-	if s.Sent == nil {
-		return ""
-	}
-	return s.Sent.Episode
-}
+func (s *Session) Note() string { return s.note }
 
 // NextWake returns when the machine next needs a Tick, if ever: the daemon
 // arms its timer with it after restoring the session.
 func (s *Session) NextWake() (time.Time, bool) {
-	if p := s.Pending; p != nil && !p.Paused {
+	if p := s.pending; p != nil && !p.Paused {
 		return p.At, true
 	}
 	return time.Time{}, false
 }
 
-// Project returns the session's working directory, as last reported.
-func (s *Session) Project() string { return s.Dir }
+// Echoed tells whether the last continuation issued is attempt and the
+// agent recorded it as a user message: it reached the agent.
+func (s *Session) Echoed(attempt int) bool {
+	c := s.sent
+	return c != nil && c.Attempt == attempt && c.Echoed
+}
 
 // Repeats tells whether ev only repeats what the session knows already: the
 // end of a turn that has ended. An ending that names its turn repeats the
@@ -111,10 +104,10 @@ func (s *Session) Project() string { return s.Dir }
 // ending came before. The daemon neither stores nor observes such an event.
 func (s *Session) Repeats(ev classify.Event, fresh bool) bool {
 	switch {
-	case ev.Kind != classify.TurnDone || !s.TurnEnded:
+	case ev.Kind != classify.TurnDone || !s.turnEnded:
 		return false
 	case ev.TurnScoped():
-		return ev.ID == s.EndedTurn
+		return ev.ID == s.endedTurn
 	}
 	return fresh
 }
@@ -131,14 +124,14 @@ func (s *Session) Observe(ev classify.Event, now time.Time, set Settings) []Acti
 // its record is at most BacklogRecent old and the records after it do not
 // show the session going on; otherwise it gets one Inbox entry instead.
 func (s *Session) ObserveBacklog(ev classify.Event, now time.Time, set Settings) []Action {
-	p, e := s.Pending, s.Retry
+	p, e := s.pending, s.episode
 	s.backlog = true
 	s.observe(ev, now, set.normalized())
 	s.backlog = false
-	if p != nil && p.Backlog && s.Pending != p && e != nil && !e.Over {
+	if p != nil && p.Backlog && s.pending != p && e != nil && !e.Over {
 		s.decide("the session went on while nudge was not running: the dead turn is told, not retried")
 		s.entry("the turn failed with a provider error while nudge was not running; the session went on since, so it was not retried", e.Original, latest(e), e.Attempts)
-		if s.Current == Retrying {
+		if s.state == Retrying {
 			s.show(Failed, time.Time{}, "")
 		}
 	}
@@ -149,8 +142,8 @@ func (s *Session) ObserveBacklog(ev classify.Event, now time.Time, set Settings)
 // more than BacklogRecent ago, while nudge was not running, is not sent so
 // late; it is told.
 func (s *Session) Restored(now time.Time, set Settings) []Action {
-	if p := s.Pending; p != nil && !p.Paused && now.Sub(p.At) > BacklogRecent {
-		s.tell(advice.Undelivered(s.Key.Agent, advice.Why{Cause: advice.TooLate, Due: p.At}), p.For, s.attempts(p.For))
+	if p := s.pending; p != nil && !p.Paused && now.Sub(p.At) > BacklogRecent {
+		s.tell(advice.Undelivered(s.key.Agent, advice.Why{Cause: advice.TooLate, Due: p.At}), p.For, s.attempts(p.For))
 	}
 	return s.flush()
 }
@@ -159,7 +152,7 @@ func (s *Session) Restored(now time.Time, set Settings) []Action {
 // session's records (SPEC §3 step 2), so the picture is current.
 func (s *Session) Tick(now time.Time, set Settings) []Action {
 	set = set.normalized()
-	p := s.Pending
+	p := s.pending
 	switch {
 	case p == nil:
 	case now.Before(p.At):
@@ -170,12 +163,12 @@ func (s *Session) Tick(now time.Time, set Settings) []Action {
 			s.decide("paused: attempt %d waits until nudge is unpaused", p.Attempt)
 			s.showPending(set)
 		}
-	case p.For == ForRetry && !set.Enabled:
+	case p.For == forRetry && !set.Enabled:
 		s.retryOff()
-	case p.For == ForUsageLimit && !set.ContinueAfterUsageLimit:
+	case p.For == forUsageLimit && !set.ContinueAfterUsageLimit:
 		s.limitOff()
-	case s.AgentStatus == classify.StatusExited:
-		s.tell(advice.Undelivered(s.Key.Agent, advice.Why{Cause: advice.Gone}), p.For, s.attempts(p.For))
+	case s.agentStatus == classify.StatusExited:
+		s.tell(advice.Undelivered(s.key.Agent, advice.Why{Cause: advice.Gone}), p.For, s.attempts(p.For))
 	default:
 		if b, ok := s.blocker(); ok {
 			s.hold(b, now, set)
@@ -190,7 +183,7 @@ func (s *Session) Tick(now time.Time, set Settings) []Action {
 // continuation was typed, else why it could not be (an advice.Why; any other
 // error is a terminal that refused the keys).
 func (s *Session) Delivered(attempt int, err error, now time.Time, set Settings) []Action {
-	c := s.Sent
+	c := s.sent
 	switch {
 	case c == nil || c.Attempt != attempt || c.Reported:
 		s.decide("delivery report for attempt %d ignored: no such continuation is outstanding", attempt)
@@ -199,7 +192,7 @@ func (s *Session) Delivered(attempt int, err error, now time.Time, set Settings)
 		s.decide("attempt %d: delivery reported after the session moved on; nothing to do", attempt)
 	case err != nil:
 		c.Reported = true
-		s.tell(advice.Undelivered(s.Key.Agent, advice.WhyOf(err)), c.For, attempt)
+		s.tell(advice.Undelivered(s.key.Agent, advice.WhyOf(err)), c.For, attempt)
 	default:
 		c.Reported = true
 		s.decide("attempt %d delivered; waiting for its turn to end", attempt)
@@ -213,8 +206,8 @@ func (s *Session) Delivered(attempt int, err error, now time.Time, set Settings)
 // is told whatever the session did since (why says where), and the retry
 // of that dead turn is over: nothing is typed over it.
 func (s *Session) Interrupted(attempt int, why advice.Why, now time.Time, set Settings) []Action {
-	what := advice.Undelivered(s.Key.Agent, why)
-	c := s.Sent
+	what := advice.Undelivered(s.key.Agent, why)
+	c := s.sent
 	if c != nil && c.Attempt == attempt && !c.Reported && s.current(c) {
 		c.Reported = true
 		s.tell(what, c.For, attempt)
@@ -235,11 +228,11 @@ func (s *Session) Interrupted(attempt int, why advice.Why, now time.Time, set Se
 // does not bring back old failures.
 func (s *Session) Reconfigure(now time.Time, set Settings) []Action {
 	set = set.normalized()
-	if p := s.Pending; p != nil {
+	if p := s.pending; p != nil {
 		switch {
-		case p.For == ForRetry && !set.Enabled:
+		case p.For == forRetry && !set.Enabled:
 			s.retryOff()
-		case p.For == ForUsageLimit && !set.ContinueAfterUsageLimit:
+		case p.For == forUsageLimit && !set.ContinueAfterUsageLimit:
 			s.limitOff()
 		case set.Paused && !p.Paused:
 			p.Paused = true
@@ -251,7 +244,7 @@ func (s *Session) Reconfigure(now time.Time, set Settings) []Action {
 			s.showPending(set)
 			s.wake(p.At)
 		}
-	} else if set.ContinueAfterUsageLimit && s.Limit != nil && !s.Limit.Fired {
+	} else if set.ContinueAfterUsageLimit && s.limit != nil && !s.limit.Fired {
 		s.planLimit(set)
 		s.showLimit()
 	}

@@ -332,7 +332,7 @@ func transcribe(t *testing.T, s *Session, set *Settings, st step) []string {
 	for _, a := range st.do.run(s, t0.Add(st.at), set) {
 		line := render(t, s, a)
 		if in, ok := a.(Inject); ok {
-			line += " for " + ledgerEpisode(s, in)
+			line += " for " + in.Episode
 		}
 		out = append(out, "\t"+line)
 	}
@@ -401,5 +401,86 @@ func diffLines(t *testing.T, got, want []string) {
 	}
 }
 
-// ledgerEpisode is the episode the ledger records for a continuation.
-func ledgerEpisode(s *Session, _ Inject) string { return s.Episode() }
+// TestRestoreDamagedForms feeds stored forms that break one invariant each
+// (Session): a pending continuation that breaks one is dropped and the rest
+// restored; any other break refuses the form and leaves the session as it
+// was.
+func TestRestoreDamagedForms(t *testing.T) {
+	type form = map[string]any
+	sub := func(f form, key string) form { return f[key].(form) }
+	cases := []struct {
+		name   string
+		base   string // a scenario's form under testdata/stored/v1
+		damage func(form)
+		refuse bool
+	}{
+		{"retry pending without its episode", "pending-retry", func(f form) { delete(f, "episode") }, false},
+		{"retry pending after nudge gave up", "pending-retry", func(f form) { sub(f, "episode")["over"] = true }, false},
+		{"retry pending out of turn", "pending-retry", func(f form) { sub(f, "pending")["attempt"] = 2 }, false},
+		{"a fourth attempt pending", "pending-retry", func(f form) {
+			sub(f, "episode")["attempts"] = 3
+			sub(f, "pending")["attempt"] = 4
+		}, false},
+		{"limit continuation pending without its limit", "limit-continue-pending", func(f form) { delete(f, "limit") }, false},
+		{"limit continuation pending after it fired", "limit-continue-pending", func(f form) { sub(f, "limit")["fired"] = true }, false},
+		{"limit continuation pending as attempt 2", "limit-continue-pending", func(f form) { sub(f, "pending")["attempt"] = 2 }, false},
+		{"pending for something unknown", "pending-retry", func(f form) { sub(f, "pending")["for"] = "fun" }, false},
+		{"pending without a due time", "pending-retry", func(f form) { delete(sub(f, "pending"), "at") }, false},
+		{"held without a gap", "held-by-box", func(f form) { delete(sub(f, "pending"), "gap") }, false},
+		{"a gap while not held", "held-by-box", func(f form) { delete(sub(f, "pending"), "held_since") }, false},
+		{"an episode with -1 attempts", "gave-up", func(f form) { sub(f, "episode")["attempts"] = -1 }, true},
+		{"an episode with 4 attempts", "gave-up", func(f form) { sub(f, "episode")["attempts"] = 4 }, true},
+		{"an episode and a usage limit", "limit-continue-pending", func(f form) {
+			f["episode"] = form{"id": "retry 2026-11-30T08:59:59Z", "attempts": 0}
+		}, true},
+		{"a continuation issued as attempt 0", "sent-echoed", func(f form) { sub(f, "sent")["attempt"] = 0 }, true},
+		{"a continuation issued for something unknown", "sent-echoed", func(f form) { sub(f, "sent")["for"] = "" }, true},
+		{"an unknown state", "pending-retry", func(f form) { f["state"] = "sleeping" }, true},
+		{"a named ending of an open turn", "turn-done", func(f form) { f["turn_ended"] = false }, true},
+		{"a version from a later release", "pending-retry", func(f form) { f["v"] = storedVersion + 1 }, true},
+		{"a negative version", "pending-retry", func(f form) { f["v"] = -1 }, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join("testdata", "stored", "v1", c.base+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var f form
+			if err := json.Unmarshal(b, &f); err != nil {
+				t.Fatal(err)
+			}
+			c.damage(f)
+			if b, err = json.Marshal(f); err != nil {
+				t.Fatal(err)
+			}
+			s := run(t, testSettings(), []step{{0, fail(pe, err500), schedule1}})
+			before, _ := json.Marshal(s)
+			err = json.Unmarshal(b, s)
+			after, _ := json.Marshal(s)
+			if c.refuse {
+				if err == nil {
+					t.Fatalf("restored %s", b)
+				}
+				if string(after) != string(before) {
+					t.Fatalf("a refused form changed the session:\n%s\nwas\n%s", after, before)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("refused %s: %v", b, err)
+			}
+			if err := s.invariants(); err != nil {
+				t.Fatal(err)
+			}
+			if s.pending != nil {
+				t.Fatalf("the broken pending continuation was kept: %+v", *s.pending)
+			}
+			if st, _ := s.State(); st == "" || s.project != testProject {
+				t.Fatalf("the rest was not restored: %s", after)
+			}
+			set := testSettings()
+			runOn(t, s, &set, []step{{time.Hour, tick, nil}})
+		})
+	}
+}
