@@ -22,7 +22,7 @@ const historyFiles = 2000
 // of it; what is written afterwards is told.
 func TestHistoryIsNeverTold(t *testing.T) {
 	m := newMachine(t)
-	dead := history(t, m.home, historyFiles)
+	dead := writeHistory(t, m.home, historyFiles)
 	first := m.start()
 	st := m.status()
 	if st.FilesWatched != historyFiles {
