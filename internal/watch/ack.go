@@ -107,7 +107,7 @@ func (w *Watcher) rewind(ctx context.Context) {
 func (w *Watcher) emitFrom(ctx context.Context, t *tail, rec Record) {
 	t.lastBatch = w.seq + 1
 	if !rec.Gone && !t.snapshot {
-		w.batchEnds[t] = commitPoint{offset: rec.End, mark: rec.mark, dev: t.dev, ino: t.ino, fp: t.fp, known: t.known}
+		w.batchEnds[t] = t.pointAt(rec.End, rec.mark)
 		t.checkpoint = false
 	}
 	w.emit(ctx, rec)

@@ -57,7 +57,10 @@ func (w *Watcher) skipped(t *tail, offset int64, reason string) {
 	b.offset, b.reason = offset, reason
 	if b.logged.IsZero() || now.Sub(b.logged) >= badLogEvery {
 		w.logBad(t, now)
+	} else if _, ok := w.owed[t]; !ok {
+		w.owed[t] = time.Now()
 	}
+	w.statsChanged()
 	w.badMu.Lock()
 	defer w.badMu.Unlock()
 	f := w.badFiles[t.path]
@@ -74,15 +77,21 @@ func (w *Watcher) logBad(t *tail, now time.Time) {
 	b := &t.bad
 	w.log.Warn("bad line skipped", "path", t.path, "offset", b.offset, "reason", b.reason, "lines", b.unlogged)
 	b.unlogged, b.logged = 0, now
+	delete(w.owed, t)
 }
 
 // logUnloggedBad writes the log lines still owed for files whose last one
 // is older than badLogEvery.
 func (w *Watcher) logUnloggedBad() {
 	now := w.now()
-	for _, t := range w.tails {
-		if t.bad.unlogged > 0 && now.Sub(t.bad.logged) >= badLogEvery {
+	for t := range w.owed {
+		switch {
+		case t.bad.unlogged == 0:
+			delete(w.owed, t)
+		case now.Sub(t.bad.logged) >= badLogEvery:
 			w.logBad(t, now)
+		default:
+			w.owed[t] = time.Now() // not due by the watcher's clock: look again later
 		}
 	}
 }

@@ -10,10 +10,11 @@ import (
 	"time"
 )
 
-// TestFirstLookStoresEveryPosition: a root's first look reads no history but
-// hands out one position per file, at the end of its last complete line, all
-// in the batch that says the scan is done; a later start with those
-// positions reads only what was added since.
+// TestFirstLookStoresEveryPosition: a root's first look opens no file but
+// hands out one position per file, at its size, all in the batch that says
+// the scan is done; a later start with those positions opens only the
+// files that changed, and reads only what was added since, from the start
+// of a line that was being written at the first look.
 func TestFirstLookStoresEveryPosition(t *testing.T) {
 	root := t.TempDir()
 	files := map[string]string{
@@ -43,7 +44,10 @@ func TestFirstLookStoresEveryPosition(t *testing.T) {
 		}
 		positions[rec.Path] = rec.Position()
 	}
-	want := map[string]int64{"a.jsonl": 12, "b.jsonl": 4, "c.jsonl": 0, "d.jsonl": int64(len(files["d.jsonl"]))}
+	if open := r.w.Stats().FilesOpen; open != 0 {
+		t.Errorf("%d files open after a first look; it opens none", open)
+	}
+	want := map[string]int64{"a.jsonl": 12, "b.jsonl": 14, "c.jsonl": 0, "d.jsonl": int64(len(files["d.jsonl"]))}
 	if len(positions) != len(want) {
 		t.Fatalf("positions %+v, want one per file", positions)
 	}
@@ -52,23 +56,62 @@ func TestFirstLookStoresEveryPosition(t *testing.T) {
 		if p.Offset != off || p.File.Inode == 0 {
 			t.Errorf("%s: position %+v, want offset %d", name, p, off)
 		}
-		if off > 0 && p.Mark == "" {
-			t.Errorf("%s: no mark with the position", name)
+		if p.Mark != "" || p.File.Fingerprint != "" {
+			t.Errorf("%s: position %+v: a first look reads no bytes to fingerprint", name, p)
 		}
+	}
+	r.stop()
+
+	// A restart before anything changed opens nothing either.
+	opts := options(claudeSources(root))
+	opts.Positions = positions
+	r = startRun(t, opts)
+	if open := r.w.Stats().FilesOpen; open != 0 {
+		t.Errorf("%d files open after a restart with nothing changed", open)
 	}
 	r.stop()
 
 	appendTo(t, filepath.Join(root, "projects", "p", "b.jsonl"), "ten\n")
 	appendTo(t, filepath.Join(root, "projects", "p", "a.jsonl"), "new\n")
-	opts := options(claudeSources(root))
-	opts.Positions = positions
 	r = startRun(t, opts)
+	if open := r.w.Stats().FilesOpen; open != 2 {
+		t.Errorf("%d files open after the start, want the 2 that changed", open)
+	}
 	var got []string
 	for _, name := range []string{"a.jsonl", "b.jsonl", "c.jsonl", "d.jsonl"} {
 		got = append(got, lines(r.synced(filepath.Join(root, "projects", "p", name)))...)
 	}
 	if strings.Join(got, "|") != "new|being written" {
 		t.Fatalf("after a restart: %q, want only what was added", got)
+	}
+}
+
+// TestDeferredIdentityIsTakenAtTheFirstChange: the identity a first look
+// did not take is taken when the file first changes; from then on a
+// rewrite of the bytes before the position is seen as such.
+func TestDeferredIdentityIsTakenAtTheFirstChange(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "projects", "p", "s.jsonl")
+	appendTo(t, file, "history\n")
+	r := startRun(t, options(firstLook(claudeSources(root))))
+	appendTo(t, file, "first change\n")
+	recs := r.synced(file)
+	wantLinesText(t, recs, "first change")
+	p := recs[0].Position()
+	if p.File.Fingerprint == "" || p.Mark == "" {
+		t.Fatalf("position %+v after the first change: no identity taken", p)
+	}
+	r.stop()
+
+	if err := os.WriteFile(file, []byte("HISTORY\nFIRST CHANGE\nmore\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts := options(claudeSources(root))
+	opts.Positions = map[string]Position{file: p}
+	r = startRun(t, opts)
+	wantLinesText(t, r.synced(file), "HISTORY", "FIRST CHANGE", "more")
+	if !strings.Contains(r.log.String(), "reading it from the start") {
+		t.Errorf("no log of the rewrite:\n%s", r.log)
 	}
 }
 

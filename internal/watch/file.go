@@ -14,6 +14,8 @@ type FileID struct {
 	Dev, Inode uint64
 	// Fingerprint is a hash of the file's first bytes (up to 256), with their
 	// count: "<n>:<hash>". A file that grows keeps matching its old fingerprint.
+	// "": not taken yet (a first look's position, taken from the file's size
+	// alone).
 	Fingerprint string
 }
 
@@ -132,7 +134,10 @@ type tail struct {
 	dev, ino uint64
 	fp       fingerprint
 	known    bool // dev, ino and fp describe the file the position belongs to
-	atEnd    bool // begin after the last complete line (old history on a first look)
+	// deferred: the position was taken from the file's size alone (a first
+	// look); fp and mark are taken when the file first changes.
+	deferred bool
+	atEnd    bool // begin at the file's end (old history on a first look)
 	lines    lineSplitter
 	// mark fingerprints the bytes just before lines.start; markStale: they
 	// must be read again (a line was skipped without being kept).
@@ -158,29 +163,38 @@ type tail struct {
 
 // commitPoint is a position of a tail with the identity of its file.
 type commitPoint struct {
-	offset   int64
-	mark     fingerprint
-	dev, ino uint64
-	fp       fingerprint
-	known    bool
+	offset          int64
+	mark            fingerprint
+	dev, ino        uint64
+	fp              fingerprint
+	known, deferred bool
 }
 
 // point is where t stands: after its last complete line.
 func (t *tail) point() commitPoint {
-	return commitPoint{offset: t.lines.start, mark: t.mark, dev: t.dev, ino: t.ino, fp: t.fp, known: t.known}
+	return t.pointAt(t.lines.start, t.mark)
+}
+
+// pointAt is t's position at offset, with its mark.
+func (t *tail) pointAt(offset int64, mark fingerprint) commitPoint {
+	return commitPoint{offset: offset, mark: mark, dev: t.dev, ino: t.ino, fp: t.fp, known: t.known, deferred: t.deferred}
 }
 
 // resetTo moves t back to c; the next read checks c's identity again.
 func (t *tail) resetTo(c commitPoint) {
 	t.lines.reset(c.offset)
 	t.mark, t.markStale = c.mark, false
-	t.dev, t.ino, t.fp, t.known = c.dev, c.ino, c.fp, c.known
+	t.dev, t.ino, t.fp, t.known, t.deferred = c.dev, c.ino, c.fp, c.known, c.deferred
 	t.size, t.mtime = -1, time.Time{}
 	t.emitted = false
 }
 
-// id is the file's identity as stored with a position.
+// id is the file's identity as stored with a position; a deferred one
+// has no fingerprint yet.
 func (t *tail) id() FileID {
+	if t.deferred {
+		return FileID{Dev: t.dev, Inode: t.ino}
+	}
 	return FileID{Dev: t.dev, Inode: t.ino, Fingerprint: t.fp.String()}
 }
 

@@ -81,9 +81,21 @@ func firstLook(src []Source) []Source {
 	return src
 }
 
+// events is how the tests' watchers see changes (TestFolderLevelDesign runs
+// them again with EventsFolders).
+var events = EventsAuto
+
 // options are test defaults: no backstop scan, so folder events must do the work.
 func options(sources []Source) Options {
-	return Options{Sources: sources, Rescan: time.Hour}
+	return Options{Sources: sources, Rescan: time.Hour, Events: events, Latency: 20 * time.Millisecond}
+}
+
+// watchList lists the folders w watches.
+func watchList(w *Watcher) []string {
+	if w.folders != nil {
+		return w.folders.(*notifySource).fsw.WatchList()
+	}
+	return w.fsw.WatchList()
 }
 
 // startRun starts a watcher, consuming its batches, and waits until it is ready.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -44,7 +45,35 @@ func (w *Watcher) visit(ctx context.Context, r *root, p string, set FileSet, for
 		}
 	}
 	t.seen = w.gen
+	if w.settled(ctx, t, fi) {
+		return
+	}
 	w.readFile(ctx, t, fi)
+}
+
+// settled tells, from fi alone, that t's file needs no reading: a first
+// look takes its position at the file's size, and a file that has not
+// grown past its position has nothing new. Neither opens the file; its
+// identity is checked when it changes (docs/durability.md).
+func (w *Watcher) settled(ctx context.Context, t *tail, fi os.FileInfo) bool {
+	if t.snapshot || t.database || t.host {
+		return false
+	}
+	dev, ino := fileKey(fi)
+	size := fi.Size()
+	switch {
+	case t.atEnd:
+		t.atEnd, t.known, t.deferred, t.dev, t.ino = false, true, true, dev, ino
+		t.lines.reset(size)
+		t.committed = t.point()
+		t.size, t.mtime = size, fi.ModTime()
+		w.checkpointOf(ctx, t)
+		return true
+	case t.known && t.f == nil && dev == t.dev && ino == t.ino && size == t.lines.start && t.lines.pos == t.lines.start:
+		t.size, t.mtime = size, fi.ModTime()
+		return true
+	}
+	return false
 }
 
 // look stats the file at p. ok is false when it cannot be looked at (the
@@ -76,7 +105,7 @@ func (w *Watcher) track(r *root, p string, set FileSet) *tail {
 	}
 	if pos, ok := w.opts.Positions[p]; ok && !set.Snapshot {
 		t.known, t.dev, t.ino = true, pos.File.Dev, pos.File.Inode
-		t.fp = parseFingerprint(pos.File.Fingerprint)
+		t.fp, t.deferred = parseFingerprint(pos.File.Fingerprint), pos.File.Fingerprint == ""
 		t.lines.reset(max(pos.Offset, 0))
 		t.mark = parseMark(pos.Mark)
 	} else if w.initial && r.FirstLook && !set.Snapshot {
@@ -84,8 +113,10 @@ func (w *Watcher) track(r *root, p string, set FileSet) *tail {
 	}
 	t.committed = t.point()
 	w.tails[p] = t
+	w.perDir[filepath.Dir(p)]++
 	w.changes++
 	w.nWatched.Store(int64(len(w.tails)))
+	w.statsChanged()
 	return t
 }
 
@@ -94,8 +125,15 @@ func (w *Watcher) forget(ctx context.Context, t *tail) {
 	w.close(t)
 	delete(w.tails, t.path)
 	delete(w.problems, t.path)
+	delete(w.owed, t)
+	if dir := filepath.Dir(t.path); w.perDir[dir] > 1 {
+		w.perDir[dir]--
+	} else {
+		delete(w.perDir, dir)
+	}
 	w.changes++
 	w.nWatched.Store(int64(len(w.tails)))
+	w.statsChanged()
 	if t.snapshot && t.emitted {
 		w.emitGone(ctx, Record{Agent: t.agent, Path: t.path, File: t.id(), Gone: true})
 	}
@@ -158,8 +196,8 @@ func (w *Watcher) readFile(ctx context.Context, t *tail, fi os.FileInfo) {
 	switch {
 	case t.snapshot:
 		t.known, t.dev, t.ino, t.fp = true, dev, ino, fingerprintOf(head)
-	case t.atEnd:
-		if !w.startAtEnd(t, size, dev, ino, head) {
+	case t.deferred:
+		if !w.takeIdentity(t, size, dev, ino, head) {
 			return
 		}
 	case !t.known:
@@ -180,25 +218,46 @@ func (w *Watcher) readFile(ctx context.Context, t *tail, fi os.FileInfo) {
 	}
 }
 
-// startAtEnd begins t after the last complete line of its file: the old
-// history a root's first look finds is not acted on, but its position is
-// stored (docs/durability.md). It reports false when the file cannot be read.
-func (w *Watcher) startAtEnd(t *tail, size int64, dev, ino uint64, head []byte) bool {
-	at, skip, err := lastLineEnd(t.f, size, w.opts.LineCap)
-	if err == nil {
-		t.mark, err = readMark(t.f, at)
+// takeIdentity takes the identity of a file whose position a first look
+// took from its size alone, the first time the file changes: its first
+// bytes, and the bytes before the position. A position that is not at a
+// line's end (a line was being written at the first look) goes back to
+// that line's start; a file now shorter than it is read from its start
+// (docs/durability.md). It reports false when the file cannot be read.
+func (w *Watcher) takeIdentity(t *tail, size int64, dev, ino uint64, head []byte) bool {
+	at := t.lines.start
+	if size < at {
+		t.deferred = false
+		w.restart(t, dev, ino, head, "was truncated")
+		return true
 	}
+	if at > 0 {
+		var last [1]byte
+		if _, err := t.f.ReadAt(last[:], at-1); err != nil {
+			w.problem(t.path, "cannot read file", err)
+			w.close(t)
+			return false
+		}
+		if last[0] != '\n' {
+			start, skip, err := lastLineEnd(t.f, at, w.opts.LineCap)
+			if err != nil {
+				w.problem(t.path, "cannot read file", err)
+				w.close(t)
+				return false
+			}
+			t.lines.reset(start)
+			if skip {
+				t.lines.pos, t.lines.skipping = at, true
+			}
+		}
+	}
+	m, err := readMark(t.f, t.lines.start)
 	if err != nil {
 		w.problem(t.path, "cannot read file", err)
+		w.close(t)
 		return false
 	}
-	t.atEnd, t.known, t.dev, t.ino, t.fp = false, true, dev, ino, fingerprintOf(head)
-	t.lines.reset(at)
-	if skip {
-		t.lines.pos, t.lines.skipping = size, true
-	}
-	t.committed = t.point()
-	t.checkpoint = true
+	t.deferred, t.known, t.dev, t.ino, t.fp, t.mark, t.markStale = false, true, dev, ino, fingerprintOf(head), m, false
 	return true
 }
 
@@ -331,6 +390,7 @@ func (w *Watcher) hold(t *tail, f *os.File) {
 	t.f, t.used = f, time.Now()
 	w.open[t] = struct{}{}
 	w.nOpen.Store(int64(len(w.open)))
+	w.statsChanged()
 }
 
 // close closes t's file; the next read opens it again.
@@ -345,6 +405,7 @@ func (w *Watcher) close(t *tail) {
 	t.lines.rewind()
 	delete(w.open, t)
 	w.nOpen.Store(int64(len(w.open)))
+	w.statsChanged()
 }
 
 // closeIdle closes the files not read for IdleClose.

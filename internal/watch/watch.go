@@ -31,10 +31,10 @@ const (
 	defaultMaxOpen   = 64
 	defaultIdleClose = 2 * time.Minute
 	defaultRescan    = 5 * time.Second
-	// Where folder watches are not used, the scan interval drops to fastScan
-	// after a change and doubles up to slowScan while nothing changes.
-	fastScan = 250 * time.Millisecond
-	slowScan = 2 * time.Second
+	defaultLatency   = 250 * time.Millisecond
+	// eventBuffer is how many folder events wait while a batch is handed
+	// out: the next batch takes them all at once.
+	eventBuffer = 4096
 	// A batch is sent once it holds this many records, or bytes of lines.
 	batchRecords = 1024
 	batchBytes   = 4 << 20
@@ -105,12 +105,29 @@ type Options struct {
 	MaxOpen int
 	// IdleClose (default 2m) closes files not written for this long.
 	IdleClose time.Duration
-	// Rescan (default 5s) is the interval of the backstop full scan where
-	// folder watches wake the watcher (Linux). Where they are not used
-	// (macOS, BSDs), scans run every 250 ms after a change, slowing to 2 s.
+	// Rescan (default 5s) is how often the folders that cannot be watched
+	// (a watch refused, no folder events at all) are scanned. Watched
+	// folders are scanned only after lost events (docs/performance.md).
 	Rescan time.Duration
-	Logger *slog.Logger
+	// Events chooses how changes are seen: "" or EventsAuto, the system's
+	// own way (inotify per file on Linux, FSEvents on macOS); EventsFolders,
+	// changes named by folder and coalesced over Latency, the macOS design
+	// on any system (docs/mac.md); EventsScan, no events: scans every
+	// Rescan (file systems whose changes the system does not report, such
+	// as a network share written by other machines).
+	Events string
+	// Latency (default 250ms) is how long folder-level changes are
+	// gathered before they are looked at.
+	Latency time.Duration
+	Logger  *slog.Logger
 }
+
+// Ways of seeing changes (Options.Events).
+const (
+	EventsAuto    = "auto"
+	EventsFolders = "folders"
+	EventsScan    = "scan"
+)
 
 // Stats counts what the watcher holds.
 type Stats struct {
@@ -130,9 +147,13 @@ type Watcher struct {
 	out   chan Batch
 
 	// owned by the Run goroutine
-	scanOnly   bool
-	fsw        *fsnotify.Watcher
-	dirs       map[string]bool // folders with a watch
+	fsw        *fsnotify.Watcher   // events per file (inotify), or
+	folders    folderSource        // events per folder (events.go)
+	dirs       map[string]bool     // folders with a watch
+	unwatched  map[string]bool     // folders whose watch was refused
+	perDir     map[string]int      // followed files per folder
+	lastScan   time.Time           // the last full scan
+	owed       map[*tail]time.Time // files with skipped lines not logged yet, since when
 	tails      map[string]*tail
 	open       map[*tail]struct{}
 	problems   map[string]bool // paths whose error was logged, until they recover
@@ -169,13 +190,15 @@ type Watcher struct {
 	// returns once they have ended.
 	streams sync.WaitGroup
 
-	started  atomic.Bool
-	ready    atomic.Bool
-	nWatched atomic.Int64
-	nOpen    atomic.Int64
-	nSkipped atomic.Int64
-	badMu    sync.Mutex
-	badFiles map[string]*SkippedFile
+	// statsWake says Stats changed.
+	statsWake chan struct{}
+	started   atomic.Bool
+	ready     atomic.Bool
+	nWatched  atomic.Int64
+	nOpen     atomic.Int64
+	nSkipped  atomic.Int64
+	badMu     sync.Mutex
+	badFiles  map[string]*SkippedFile
 }
 
 // root is a Source with its patterns split into segments.
@@ -199,22 +222,35 @@ func New(opts Options) (*Watcher, error) {
 	if opts.Rescan <= 0 {
 		opts.Rescan = defaultRescan
 	}
+	if opts.Latency <= 0 {
+		opts.Latency = defaultLatency
+	}
+	switch opts.Events {
+	case "":
+		opts.Events = EventsAuto
+	case EventsAuto, EventsFolders, EventsScan:
+	default:
+		return nil, fmt.Errorf("watch: events %q: want %s, %s or %s", opts.Events, EventsAuto, EventsFolders, EventsScan)
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
 	w := &Watcher{
-		opts:     opts,
-		log:      opts.Logger,
-		out:      make(chan Batch),
-		scanOnly: scanOnly,
-		dirs:     map[string]bool{},
-		tails:    map[string]*tail{},
-		open:     map[*tail]struct{}{},
-		problems: map[string]bool{},
-		br:       bufio.NewReaderSize(nil, readBuffer),
-		now:      time.Now,
-		syncWake: make(chan struct{}, 1),
-		live:     newLiveState(),
+		opts:      opts,
+		log:       opts.Logger,
+		out:       make(chan Batch),
+		dirs:      map[string]bool{},
+		unwatched: map[string]bool{},
+		perDir:    map[string]int{},
+		owed:      map[*tail]time.Time{},
+		statsWake: make(chan struct{}, 1),
+		tails:     map[string]*tail{},
+		open:      map[*tail]struct{}{},
+		problems:  map[string]bool{},
+		br:        bufio.NewReaderSize(nil, readBuffer),
+		now:       time.Now,
+		syncWake:  make(chan struct{}, 1),
+		live:      newLiveState(),
 
 		rewindWake: make(chan struct{}, 1),
 		badFiles:   map[string]*SkippedFile{},
@@ -323,6 +359,17 @@ func (w *Watcher) Sync(path string) {
 	}
 }
 
+// StatsChanged returns a channel that receives a value after Stats changed.
+func (w *Watcher) StatsChanged() <-chan struct{} { return w.statsWake }
+
+// statsChanged tells StatsChanged's reader, without waiting for it.
+func (w *Watcher) statsChanged() {
+	select {
+	case w.statsWake <- struct{}{}:
+	default:
+	}
+}
+
 // Run follows the files until ctx is done, then closes Batches.
 func (w *Watcher) Run(ctx context.Context) error {
 	if !w.started.CompareAndSwap(false, true) {
@@ -331,20 +378,18 @@ func (w *Watcher) Run(ctx context.Context) error {
 	defer close(w.out)
 	defer w.closeAll()
 	defer w.closeHosts()
-	if !w.scanOnly {
-		fsw, err := fsnotify.NewWatcher()
-		if err != nil {
-			w.log.Warn("cannot watch folders; scanning them instead", "err", err)
-			w.scanOnly = true
-		} else {
-			w.fsw = fsw
-			defer fsw.Close()
-		}
+	w.startEvents()
+	if w.fsw != nil {
+		defer w.fsw.Close()
+	}
+	if w.folders != nil {
+		defer w.folders.Close()
 	}
 	w.initial = true
 	w.scanRoots(ctx)
 	w.initial = false
 	w.goneWhileAway(ctx)
+	w.opts.Positions = nil // every one is held by its file's tail now
 	w.batch.Ready = true
 	w.flush(ctx)
 	w.ready.Store(true)
@@ -352,20 +397,20 @@ func (w *Watcher) Run(ctx context.Context) error {
 	w.streams.Go(func() { w.followLive(ctx) })
 
 	var (
-		events   <-chan fsnotify.Event
-		errs     <-chan error
-		interval = w.opts.Rescan
+		events  <-chan fsnotify.Event
+		errs    <-chan error
+		changes <-chan []folderChange
 	)
 	if w.fsw != nil {
 		events, errs = w.fsw.Events, w.fsw.Errors
-	} else {
-		interval = fastScan
 	}
-	rescan := time.NewTimer(interval)
-	defer rescan.Stop()
-	idle := time.NewTicker(w.opts.IdleClose / 2)
-	defer idle.Stop()
+	if w.folders != nil {
+		changes = w.folders.Changes()
+	}
+	chores := time.NewTimer(time.Hour)
+	defer chores.Stop()
 	for {
+		w.armChores(chores)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -374,7 +419,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 				events = nil
 				continue
 			}
-			w.handle(ctx, ev)
+			w.handleAll(ctx, ev, events)
 			w.flush(ctx)
 		case err, ok := <-errs:
 			if !ok {
@@ -387,6 +432,13 @@ func (w *Watcher) Run(ctx context.Context) error {
 			} else {
 				w.log.Warn("folder watch error", "err", err)
 			}
+		case cs, ok := <-changes:
+			if !ok {
+				changes = nil
+				continue
+			}
+			w.handleFolders(ctx, cs)
+			w.flush(ctx)
 		case <-w.syncWake:
 			w.runSyncs(ctx)
 		case <-w.rewindWake:
@@ -394,25 +446,101 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case m := <-w.live.msgs:
 			w.takeLive(ctx, m)
 			w.flush(ctx)
-		case <-rescan.C:
-			changed := w.scanAll(ctx)
-			if w.fsw == nil {
-				interval = nextScan(interval, changed)
-			}
-			rescan.Reset(interval)
-		case <-idle.C:
-			w.closeIdle()
-			w.logUnloggedBad()
+		case <-chores.C:
+			w.doChores(ctx)
 		}
 	}
 }
 
-// nextScan is the scan interval where scans are the only wake-up.
-func nextScan(cur time.Duration, changed bool) time.Duration {
-	if changed {
-		return fastScan
+// startEvents sets up the way changes are seen; without one, scans every
+// Rescan find them.
+func (w *Watcher) startEvents() {
+	var err error
+	switch {
+	case w.opts.Events == EventsScan:
+		return
+	case w.opts.Events == EventsFolders || !fileEvents:
+		w.folders, err = newFolderSource(w.opts.Latency, w.log)
+		for _, r := range w.roots {
+			if err == nil {
+				err = w.folders.Root(r.Root)
+			}
+		}
+	default:
+		w.fsw, err = fsnotify.NewBufferedWatcher(eventBuffer)
 	}
-	return min(cur*2, slowScan)
+	if err != nil {
+		w.log.Warn("cannot watch folders; scanning them every "+w.opts.Rescan.String()+" instead", "err", err)
+		w.fsw, w.folders = nil, nil
+	}
+}
+
+// blind reports whether some changes are seen only by scans: no folder
+// events at all, a folder whose watch was refused, or a source that sees
+// only the files it is told are hot.
+func (w *Watcher) blind() bool {
+	return w.fsw == nil && w.folders == nil || len(w.unwatched) > 0 || w.folders != nil && !w.folders.Complete()
+}
+
+// armChores sets t to the next chore due: closing a file idle for
+// IdleClose, a log line owed for skipped lines, a scan while blind. With
+// none due it stays stopped: an idle watcher never wakes.
+func (w *Watcher) armChores(t *time.Timer) {
+	var next time.Duration = -1
+	due := func(in time.Duration) {
+		if next < 0 || in < next {
+			next = max(in, 0)
+		}
+	}
+	now := time.Now()
+	for o := range w.open {
+		due(o.used.Add(w.opts.IdleClose).Sub(now))
+	}
+	for _, since := range w.owed {
+		due(since.Add(badLogEvery).Sub(now))
+	}
+	if w.blind() {
+		due(w.lastScan.Add(w.opts.Rescan).Sub(now))
+	}
+	if next < 0 {
+		t.Stop()
+		return
+	}
+	t.Reset(next)
+}
+
+// doChores does what armChores found due.
+func (w *Watcher) doChores(ctx context.Context) {
+	w.closeIdle()
+	w.logUnloggedBad()
+	if w.blind() && time.Since(w.lastScan) >= w.opts.Rescan {
+		w.scanAll(ctx)
+	}
+}
+
+// handleAll handles ev and the events already waiting after it, each path
+// once, so that a busy moment gives one batch.
+func (w *Watcher) handleAll(ctx context.Context, ev fsnotify.Event, events <-chan fsnotify.Event) {
+	var order []string
+	ops := map[string]fsnotify.Op{}
+	for more := true; more; {
+		if _, ok := ops[ev.Name]; !ok {
+			order = append(order, ev.Name)
+		}
+		ops[ev.Name] |= ev.Op
+		if len(order) >= batchRecords {
+			break
+		}
+		select {
+		case next, ok := <-events:
+			ev, more = next, ok
+		default:
+			more = false
+		}
+	}
+	for _, name := range order {
+		w.handle(ctx, fsnotify.Event{Name: name, Op: ops[name]})
+	}
 }
 
 // handle reacts to one folder event: reads the file it names, or watches and
@@ -487,6 +615,8 @@ func (w *Watcher) scanAll(ctx context.Context) bool {
 // scanRoots is scanAll without sending what it read.
 func (w *Watcher) scanRoots(ctx context.Context) {
 	w.gen++
+	w.lastScan = time.Now()
+	clear(w.unwatched) // the scan asks for each watch again
 	for _, r := range w.roots {
 		if ctx.Err() != nil {
 			return
@@ -517,7 +647,7 @@ func (w *Watcher) scanRoot(ctx context.Context, r *root) {
 // awaitRoot watches the nearest existing ancestor of a missing root, so its
 // creation is seen at once; scans find it otherwise.
 func (w *Watcher) awaitRoot(ctx context.Context, r *root) {
-	if w.fsw == nil {
+	if w.fsw == nil && w.folders == nil {
 		return
 	}
 	for {
@@ -560,6 +690,7 @@ func (w *Watcher) scanDir(ctx context.Context, r *root, dir string, rel []string
 	entries, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		delete(w.unwatched, dir)
 		return
 	case err != nil:
 		w.problem(dir, "cannot read folder", err)
@@ -597,13 +728,22 @@ func (w *Watcher) scanDir(ctx context.Context, r *root, dir string, rel []string
 
 // watchDir adds a folder watch (never a file watch) on dir.
 func (w *Watcher) watchDir(dir string) {
-	if w.fsw == nil || w.dirs[dir] {
+	if w.dirs[dir] {
 		return
 	}
-	if err := w.fsw.Add(dir); err != nil {
-		w.problem(dir, "cannot watch folder; scans will find its changes", err)
+	var err error
+	switch {
+	case w.fsw != nil:
+		err = w.fsw.Add(dir)
+	case w.folders != nil:
+		err = w.folders.Add(dir)
+	}
+	if err != nil {
+		w.problem(dir, "cannot watch folder; scans every "+w.opts.Rescan.String()+" will find its changes", err)
+		w.unwatched[dir] = true
 		return
 	}
+	delete(w.unwatched, dir)
 	w.dirs[dir] = true
 }
 
@@ -613,6 +753,11 @@ func (w *Watcher) dropDir(ctx context.Context, dir string) {
 	for d := range w.dirs {
 		if _, below := under(dir, d); d == dir || below {
 			w.unwatch(d)
+		}
+	}
+	for d := range w.unwatched {
+		if _, below := under(dir, d); d == dir || below {
+			delete(w.unwatched, d)
 		}
 	}
 	for p, t := range w.tails {
@@ -638,8 +783,12 @@ func (w *Watcher) unwatchUnwanted(dir string) {
 // unwatch removes the watch on dir.
 func (w *Watcher) unwatch(dir string) {
 	delete(w.dirs, dir)
-	if w.fsw != nil {
+	delete(w.unwatched, dir)
+	switch {
+	case w.fsw != nil:
 		_ = w.fsw.Remove(dir) // the kernel drops the watch of a deleted folder itself
+	case w.folders != nil:
+		w.folders.Remove(dir)
 	}
 }
 

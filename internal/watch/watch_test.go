@@ -104,7 +104,7 @@ func TestWatchesFoldersOnly(t *testing.T) {
 
 	want := []string{root, filepath.Join(root, "projects"), filepath.Join(root, "projects", "p1"), filepath.Join(root, "sessions")}
 	watched := func() []string {
-		l := r.w.fsw.WatchList()
+		l := watchList(r.w)
 		slices.Sort(l)
 		return l
 	}
@@ -476,8 +476,10 @@ func TestSyncReadsBeforeAnswering(t *testing.T) {
 	root := t.TempDir()
 	file := filepath.Join(root, "projects", "p", "s.jsonl")
 	mkdir(t, filepath.Dir(file))
-	// With scans only and no folder events, Sync alone reads the file in time.
-	r := startRun(t, options(claudeSources(root)), func(w *Watcher) { w.scanOnly = true })
+	// With no folder events and no scan in time, Sync alone reads the file.
+	opts := options(claudeSources(root))
+	opts.Events = EventsScan
+	r := startRun(t, opts)
 	for i := range 20 {
 		appendTo(t, file, fmt.Sprint(i, "\n"))
 		if recs := r.synced(file); len(recs) != 1 || string(recs[0].Line) != fmt.Sprint(i) {
@@ -489,27 +491,20 @@ func TestSyncReadsBeforeAnswering(t *testing.T) {
 	wantLinesText(t, r.synced(outside))
 }
 
-func TestScanOnly(t *testing.T) {
-	if got := nextScan(fastScan, false); got != 2*fastScan {
-		t.Errorf("idle scan after %v: %v", fastScan, got)
-	}
-	if got := nextScan(slowScan, false); got != slowScan {
-		t.Errorf("idle scan after %v: %v", slowScan, got)
-	}
-	if got := nextScan(slowScan, true); got != fastScan {
-		t.Errorf("scan after a change: %v", got)
-	}
-
+// Without folder events, scans every Rescan find what changed.
+func TestScanEvents(t *testing.T) {
 	base := t.TempDir()
 	root := filepath.Join(base, ".claude")
-	r := startRun(t, options(claudeSources(root)), func(w *Watcher) { w.scanOnly = true })
+	opts := options(claudeSources(root))
+	opts.Events, opts.Rescan = EventsScan, 50*time.Millisecond
+	r := startRun(t, opts)
 	file := filepath.Join(root, "projects", "p", "s.jsonl")
 	appendTo(t, file, "found by a scan\n")
 	wantLinesText(t, r.records(1), "found by a scan")
 	appendTo(t, file, "and again\n")
 	wantLinesText(t, r.records(1), "and again")
-	if r.w.fsw != nil {
-		t.Error("scan-only watcher made folder watches")
+	if r.w.fsw != nil || r.w.folders != nil {
+		t.Error("a scan-only watcher made folder watches")
 	}
 }
 
@@ -547,7 +542,11 @@ func TestRunClosesEverything(t *testing.T) {
 	if _, ok := <-r.batches; ok {
 		t.Error("Batches still open after Run returned")
 	}
-	if err := r.w.fsw.Add(root); !errors.Is(err, fsnotify.ErrClosed) {
+	fsw := r.w.fsw
+	if r.w.folders != nil {
+		fsw = r.w.folders.(*notifySource).fsw
+	}
+	if err := fsw.Add(root); !errors.Is(err, fsnotify.ErrClosed) {
 		t.Errorf("folder watcher still open: Add returned %v", err)
 	}
 	if s := r.w.Stats(); s.FilesOpen != 0 {
@@ -555,5 +554,29 @@ func TestRunClosesEverything(t *testing.T) {
 	}
 	if err := r.w.Run(context.Background()); err == nil {
 		t.Error("a second Run was accepted")
+	}
+}
+
+// TestFolderLevelDesign runs the watcher's tests again with changes named
+// only by their folder and gathered over a latency, as FSEvents reports
+// them on macOS (docs/mac.md).
+func TestFolderLevelDesign(t *testing.T) {
+	events = EventsFolders
+	defer func() { events = EventsAuto }()
+	for name, test := range map[string]func(*testing.T){
+		"CompleteLinesInOrder": TestCompleteLinesInOrder, "WatchesFoldersOnly": TestWatchesFoldersOnly,
+		"NewFoldersAreScannedAtOnce": TestNewFoldersAreScannedAtOnce, "RootThatAppearsLater": TestRootThatAppearsLater,
+		"FolderProblemsDoNotStopWatching": TestFolderProblemsDoNotStopWatching, "LongLinesAreSkipped": TestLongLinesAreSkipped,
+		"TruncatedFileStartsOver": TestTruncatedFileStartsOver, "ReplacedFileStartsOver": TestReplacedFileStartsOver,
+		"DeletedFileIsForgotten": TestDeletedFileIsForgotten, "FirstRunSkipsOldHistory": TestFirstRunSkipsOldHistory,
+		"RestartResumesFromPositions": TestRestartResumesFromPositions, "OpenFilesAreBounded": TestOpenFilesAreBounded,
+		"SnapshotFiles": TestSnapshotFiles, "FirstLookStoresEveryPosition": TestFirstLookStoresEveryPosition,
+		"DeferredIdentityIsTakenAtTheFirstChange": TestDeferredIdentityIsTakenAtTheFirstChange,
+		"SameContentUnderANewInodeGoesOn":         TestSameContentUnderANewInodeGoesOn, "SameHeadRewriteIsReadAgain": TestSameHeadRewriteIsReadAgain,
+		"BadLinesAreCountedAndLogged": TestBadLinesAreCountedAndLogged, "RewindReadsAgainFromTheAcknowledged": TestRewindReadsAgainFromTheAcknowledged,
+		"OpenCodeDatabaseRows": TestOpenCodeDatabaseRows, "OpenCodeLogWakesTheSearch": TestOpenCodeLogWakesTheSearch,
+		"RunClosesEverything": TestRunClosesEverything,
+	} {
+		t.Run(name, test)
 	}
 }

@@ -1,0 +1,495 @@
+// Command perf measures the real daemon side by side in one run: start-up
+// against `find` over the same history, idle CPU, memory and descriptors,
+// busy agents, and detection latency, for each way of watching folders
+// (docs/performance.md). Histories are made from the repo's samples and
+// cached outside the checkout.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"nudge/internal/history"
+	"nudge/internal/samples"
+)
+
+func main() {
+	sizes := flag.String("sizes", "2000,20000", "history sizes, in session files")
+	watchers := flag.String("watchers", "inotify,folders", "ways of watching folders (watch.events): inotify is Linux's own; folders is the macOS design")
+	idle := flag.Duration("idle", 60*time.Second, "how long idle CPU is measured")
+	busy := flag.Duration("busy", 20*time.Second, "how long each busy-agents row runs")
+	long := flag.Bool("long", false, "add the long rows: 500 sessions × 20 lines/s")
+	nudge := flag.String("nudge", "", "nudge binary (default: build ./cmd/nudge)")
+	cache := flag.String("cache", "", "where histories are kept (default: $XDG_CACHE_HOME/nudge-bench)")
+	flag.Parse()
+
+	work, err := os.MkdirTemp("", "nudge-perf-")
+	check(err)
+	defer os.RemoveAll(work)
+	if *nudge == "" {
+		*nudge = filepath.Join(work, "nudge")
+		build := exec.Command("go", "build", "-o", *nudge, "./cmd/nudge")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		check(build.Run())
+	}
+	if *cache == "" {
+		*cache = cacheDir()
+	}
+	rows := []busyRow{{1, 2000}, {50, 20}, {200, 20}}
+	if *long {
+		rows = append(rows, busyRow{500, 20})
+	}
+	b := &bench{nudge: *nudge, work: work, idle: *idle, busy: *busy}
+	var cols []column
+	for _, n := range ints(*sizes) {
+		home := historyHome(*cache, n)
+		for _, mode := range strings.Split(*watchers, ",") {
+			log.Printf("%d files, %s: measuring", n, mode)
+			cols = append(cols, b.measure(home, n, mode, rows))
+		}
+	}
+	report(os.Stdout, cols, rows)
+}
+
+// bench holds what every measurement shares.
+type bench struct {
+	nudge      string
+	work       string
+	idle, busy time.Duration
+}
+
+// busyRow is sessions × lines per second each.
+type busyRow struct{ sessions, rate int }
+
+func (r busyRow) String() string { return fmt.Sprintf("%d × %d lines/s", r.sessions, r.rate) }
+
+// column is what one history size and watcher gave.
+type column struct {
+	files                int
+	mode                 string
+	find                 time.Duration
+	first, second        time.Duration
+	cpuPerMin            float64 // idle CPU seconds per minute
+	rss, rssAfter        int     // KB, after the first scan and after a restart
+	fds, fdsAfter        int
+	detectP50, detectP99 time.Duration
+	busy                 []busyFigure
+}
+
+type busyFigure struct {
+	core     float64 // share of one core
+	p50, p99 time.Duration
+	lines    int
+	bytes    int64
+	rate     float64 // bytes written per second
+}
+
+// measure starts the daemon on home twice (a first start, then a restart),
+// measuring each start, the idle daemon, detection, and the busy rows.
+func (b *bench) measure(home string, files int, mode string, rows []busyRow) column {
+	leftovers, _ := filepath.Glob(filepath.Join(home, ".claude", "projects", "-bench-*"))
+	for _, l := range leftovers {
+		check(os.RemoveAll(l)) // of a run that was stopped
+	}
+	c := column{files: files, mode: mode, find: b.find(home)}
+	data := filepath.Join(b.work, fmt.Sprintf("data-%d-%s", files, mode))
+	env := b.env(home, data, mode)
+
+	d := b.start(env, data)
+	c.first = d.ready
+	time.Sleep(3 * time.Second) // what the first scan left to the collector
+	c.rss, c.fds = d.rss(), d.fds()
+	c.cpuPerMin = d.idleCPU(b.idle)
+	d.stop()
+
+	d = b.start(env, data)
+	c.second = d.ready
+	time.Sleep(3 * time.Second)
+	c.rssAfter, c.fdsAfter = d.rss(), d.fds()
+	defer d.stop()
+
+	w := newWriter(home, fmt.Sprintf("detect-%d-%s", files, mode))
+	lat := w.detect(d, 300, 20*time.Millisecond)
+	w.remove()
+	c.detectP50, c.detectP99 = quantile(lat, 0.5), quantile(lat, 0.99)
+	for _, r := range rows {
+		c.busy = append(c.busy, b.busyRun(d, home, fmt.Sprintf("busy-%d-%s-%d", files, mode, r.sessions), r))
+	}
+	return c
+}
+
+// env is the daemon's environment: home as HOME, nothing of the caller's
+// agents, no notifications, no retries.
+func (b *bench) env(home, data, mode string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "XDG_") || strings.HasPrefix(k, "NUDGE_") || strings.HasSuffix(k, "_HOME") || k == "HOME" || k == "CLAUDE_CONFIG_DIR" || k == "KIMI_SHARE_DIR" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "HOME="+home, "NUDGE_DATA_DIR="+data, "NUDGE_NOTIFY_DESKTOP=false", "NUDGE_RETRY_ENABLED=false",
+		"NUDGE_LOG_FILE="+filepath.Join(b.work, "nudge.log"), "NUDGE_WATCH_EVENTS="+mode)
+}
+
+// find times `find` over the history (the best of three, after one run that
+// warms the caches).
+func (b *bench) find(home string) time.Duration {
+	best := time.Duration(1 << 62)
+	for i := range 4 {
+		start := time.Now()
+		cmd := exec.Command("find", home, "-type", "f")
+		check(cmd.Run())
+		if i > 0 {
+			best = min(best, time.Since(start))
+		}
+	}
+	return best
+}
+
+// daemon is one running `nudge run`.
+type daemon struct {
+	cmd    *exec.Cmd
+	socket string
+	ready  time.Duration // from exec to the first scan stored
+	client *http.Client
+}
+
+func (b *bench) start(env []string, data string) *daemon {
+	check(os.MkdirAll(data, 0o700))
+	socket := filepath.Join(data, "nudge.sock")
+	d := &daemon{socket: socket, client: &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", socket)
+		}}}}
+	d.cmd = exec.Command(b.nudge, "run", "--headless", "--log-level", "warn")
+	d.cmd.Env = env
+	start := time.Now()
+	check(d.cmd.Start())
+	for time.Since(start) < 5*time.Minute {
+		if d.isReady() {
+			d.ready = time.Since(start)
+			return d
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	log.Fatal("the daemon did not become ready")
+	return nil
+}
+
+func (d *daemon) isReady() bool {
+	resp, err := d.client.Get("http://nudge/status")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var st struct{ Daemon *struct{ Ready bool } }
+	return json.NewDecoder(resp.Body).Decode(&st) == nil && st.Daemon != nil && st.Daemon.Ready
+}
+
+func (d *daemon) stop() {
+	d.client.CloseIdleConnections()
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	_ = d.cmd.Wait()
+}
+
+// cpu is the daemon's CPU time so far, its children's included.
+func (d *daemon) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.cmd.Process.Pid))
+	check(err)
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	var ticks int64
+	for _, i := range []int{11, 12, 13, 14} { // utime stime cutime cstime
+		n, err := strconv.ParseInt(f[i], 10, 64)
+		check(err)
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / 100 // USER_HZ
+}
+
+func (d *daemon) idleCPU(window time.Duration) float64 {
+	before := d.cpu()
+	time.Sleep(window)
+	return (d.cpu() - before).Seconds() / window.Minutes()
+}
+
+// rss is the daemon's resident memory in KB.
+func (d *daemon) rss() int {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", d.cmd.Process.Pid))
+	check(err)
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
+			n, _ := strconv.Atoi(strings.Fields(v)[0])
+			return n
+		}
+	}
+	return 0
+}
+
+func (d *daemon) fds() int {
+	names, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", d.cmd.Process.Pid))
+	check(err)
+	return len(names)
+}
+
+// writer appends Claude Code records, made from a captured transcript, to
+// transcripts of sessions of its own, each record stamped with the time it
+// is written.
+type writer struct {
+	dir   string
+	lines []string
+}
+
+var stamp = regexp.MustCompile(`"timestamp":"[^"]*"`)
+
+func newWriter(home, project string) *writer {
+	b, err := os.ReadFile(samples.Dir("claude", "interactive-main.jsonl"))
+	check(err)
+	dir := filepath.Join(home, ".claude", "projects", "-bench-"+project)
+	check(os.RemoveAll(dir))
+	check(os.MkdirAll(dir, 0o700))
+	return &writer{dir: dir, lines: strings.SplitAfter(strings.TrimSuffix(string(b), "\n")+"\n", "\n")[:strings.Count(string(b), "\n")]}
+}
+
+// session is one transcript being written.
+type session struct {
+	id    string
+	f     *os.File
+	lines []string // the sample's lines with this session's ids
+	next  int
+}
+
+func (w *writer) session(i int) *session {
+	ids := history.IDs(strings.Join(w.lines, ""))
+	r := history.NewIDs(ids, fmt.Sprintf("%s/%d", w.dir, i))
+	s := &session{}
+	for _, l := range w.lines {
+		s.lines = append(s.lines, r.Replace(l))
+	}
+	var meta struct {
+		SessionID string `json:"sessionId"`
+	}
+	check(json.Unmarshal([]byte(s.lines[0]), &meta))
+	s.id = meta.SessionID
+	f, err := os.OpenFile(filepath.Join(w.dir, s.id+".jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	check(err)
+	s.f = f
+	return s
+}
+
+// write appends the session's next record, stamped now; it returns its size.
+func (s *session) write() int {
+	l := s.lines[s.next%len(s.lines)]
+	s.next++
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	l = stamp.ReplaceAllLiteralString(l, `"timestamp":"`+now+`"`)
+	_, err := s.f.WriteString(l)
+	check(err)
+	return len(l)
+}
+
+// detect appends n user messages to one session, gap apart, and returns
+// how long each took from being written to being stored.
+func (w *writer) detect(d *daemon, n int, gap time.Duration) []time.Duration {
+	s := w.session(0)
+	defer s.f.Close()
+	for i := range n {
+		rec := map[string]any{"type": "user", "sessionId": s.id, "cwd": "/bench", "isSidechain": false, "uuid": fmt.Sprintf("00000000-0000-4000-8000-%012d", i),
+			"timestamp": time.Now().UTC().Format(time.RFC3339Nano), "promptSource": "typed", "origin": map[string]string{"kind": "human"},
+			"message": map[string]any{"role": "user", "content": fmt.Sprintf("message %d", i)}}
+		b, _ := json.Marshal(rec)
+		_, err := s.f.Write(append(b, '\n'))
+		check(err)
+		time.Sleep(gap)
+	}
+	return d.latencies([]string{s.id}, n)
+}
+
+// remove deletes the writer's transcripts, so the cached history stays as
+// it was generated.
+func (w *writer) remove() { check(os.RemoveAll(w.dir)) }
+
+// busyRun runs one busy-agents row on the running daemon d.
+func (b *bench) busyRun(d *daemon, home, project string, r busyRow) busyFigure {
+	w := newWriter(home, project)
+	sessions := make([]*session, r.sessions)
+	for i := range sessions {
+		sessions[i] = w.session(i)
+	}
+	const tick = 50 * time.Millisecond
+	perTick := float64(r.rate) * tick.Seconds()
+	var fig busyFigure
+	before := d.cpu()
+	start := time.Now()
+	owed := 0.0
+	for t := time.NewTicker(tick); time.Since(start) < b.busy; <-t.C {
+		owed += perTick
+		for ; owed >= 1; owed-- {
+			for _, s := range sessions {
+				fig.bytes += int64(s.write())
+				fig.lines++
+			}
+		}
+	}
+	written := time.Since(start)
+	time.Sleep(time.Second) // the last lines
+	fig.core = (d.cpu() - before).Seconds() / time.Since(start).Seconds()
+	fig.rate = float64(fig.bytes) / written.Seconds()
+	ids := make([]string, len(sessions))
+	for i, s := range sessions {
+		ids[i] = s.id
+		s.f.Close()
+	}
+	lat := d.latencies(ids, 0)
+	w.remove()
+	fig.p50, fig.p99 = quantile(lat, 0.5), quantile(lat, 0.99)
+	return fig
+}
+
+// latencies asks `nudge explain --json` for each session's stored events
+// and returns, for each, its detection time minus the record's own time.
+func (d *daemon) latencies(ids []string, want int) []time.Duration {
+	var lat []time.Duration
+	for _, id := range ids {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			cmd := exec.Command(d.cmd.Path, "explain", "--json", id)
+			cmd.Env = d.cmd.Env
+			out, err := cmd.Output()
+			var tl struct {
+				Events []struct {
+					Time       *time.Time
+					DetectedAt time.Time `json:"detected_at"`
+				}
+			}
+			if err == nil && json.Unmarshal(out, &tl) == nil && (want == 0 || len(tl.Events) >= want || time.Now().After(deadline)) {
+				for _, e := range tl.Events {
+					if e.Time != nil {
+						lat = append(lat, e.DetectedAt.Sub(*e.Time))
+					}
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	return lat
+}
+
+func quantile(d []time.Duration, q float64) time.Duration {
+	if len(d) == 0 {
+		return -1
+	}
+	slices.Sort(d)
+	return d[int(q*float64(len(d)-1))]
+}
+
+// report prints the columns side by side.
+func report(out *os.File, cols []column, rows []busyRow) {
+	host, _ := os.Hostname()
+	fmt.Fprintf(out, "\nnudge side by side, %s, %s, %d CPUs\n\n", time.Now().Format("2006-01-02"), host, numCPU())
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	line := func(name string, f func(c column) string) {
+		fmt.Fprint(tw, name+"\t")
+		for _, c := range cols {
+			fmt.Fprint(tw, f(c)+"\t")
+		}
+		fmt.Fprintln(tw)
+	}
+	line("history (files) / watcher", func(c column) string { return fmt.Sprintf("%d %s", c.files, c.mode) })
+	line("find over the tree", func(c column) string { return secs(c.find) })
+	line("first start → ready", func(c column) string { return fmt.Sprintf("%s (%.1f×)", secs(c.first), ratio(c.first, c.find)) })
+	line("second start → ready", func(c column) string { return fmt.Sprintf("%s (%.1f×)", secs(c.second), ratio(c.second, c.find)) })
+	line("idle CPU s/min", func(c column) string { return fmt.Sprintf("%.3f", c.cpuPerMin) })
+	line("idle RSS MB (first scan / restart)", func(c column) string {
+		return fmt.Sprintf("%.1f / %.1f", float64(c.rss)/1024, float64(c.rssAfter)/1024)
+	})
+	line("open fds (first scan / restart)", func(c column) string { return fmt.Sprintf("%d / %d", c.fds, c.fdsAfter) })
+	line("detection p50 / p99 (1 session)", func(c column) string { return ms(c.detectP50) + " / " + ms(c.detectP99) })
+	for i, r := range rows {
+		line("busy "+r.String()+": core", func(c column) string {
+			f := c.busy[i]
+			return fmt.Sprintf("%.1f %% (%.1f MB/s)", 100*f.core, f.rate/1e6)
+		})
+		line("busy "+r.String()+": p50 / p99", func(c column) string { return ms(c.busy[i].p50) + " / " + ms(c.busy[i].p99) })
+	}
+	tw.Flush()
+}
+
+func ratio(a, b time.Duration) float64 { return a.Seconds() / b.Seconds() }
+func secs(d time.Duration) string      { return fmt.Sprintf("%.2f s", d.Seconds()) }
+func ms(d time.Duration) string {
+	if d < 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
+}
+
+func numCPU() int {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	return strings.Count(string(b), "processor\t:")
+}
+
+func ints(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		check(err)
+		out = append(out, n)
+	}
+	return out
+}
+
+// cacheDir is where generated histories are kept between runs.
+func cacheDir() string {
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "nudge-bench")
+	}
+	d, err := os.UserCacheDir()
+	check(err)
+	return filepath.Join(d, "nudge-bench")
+}
+
+// historyHome is a home folder holding n session files of history,
+// generated once.
+func historyHome(cache string, n int) string {
+	home := filepath.Join(cache, fmt.Sprintf("history-%d", n))
+	if _, err := os.Stat(filepath.Join(home, ".complete")); err == nil {
+		return home
+	}
+	log.Printf("writing a history of %d session files under %s (once)", n, home)
+	check(os.RemoveAll(home))
+	_, err := history.Write(home, n)
+	check(err)
+	check(os.WriteFile(filepath.Join(home, ".complete"), nil, 0o600))
+	return home
+}
+
+func check(err error) {
+	if err != nil && !errors.Is(err, os.ErrProcessDone) {
+		log.Fatal(err)
+	}
+}

@@ -1,0 +1,190 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The folder-level design (docs/mac.md): the system says only that
+// something changed in a folder, some time after it did (FSEvents on
+// macOS, with its latency). The watcher then looks in that folder: it
+// stats the matching files there and reads those whose size, time or
+// inode changed, and scans the folders that are new. A source that cannot
+// see a file grow by its folder (kqueue) is told which files are hot.
+
+// folderSource is the system's part of the folder-level design; everything
+// else runs the same on every system.
+type folderSource interface {
+	// Root reports changes anywhere in root's tree, root included, even
+	// before it exists (a source that watches whole trees: FSEvents).
+	Root(root string) error
+	// Add reports changes in dir (a source that watches single folders);
+	// a source of whole trees needs none.
+	Add(dir string) error
+	Remove(dir string)
+	// Hot names the files being written now (at most MaxOpen).
+	Hot(files []string)
+	// Complete reports whether a file's growth is reported by its folder
+	// whether or not it is hot; if not, scans every Rescan find the growth
+	// of the others.
+	Complete() bool
+	// Changes delivers the folders that changed, gathered over the
+	// latency; closed by Close.
+	Changes() <-chan []folderChange
+	Close() error
+}
+
+// folderChange names a folder where something changed. All: changes were
+// lost (the system dropped events); every root is scanned again.
+type folderChange struct {
+	Dir string
+	All bool
+}
+
+// handleFolders looks in each folder that changed, then tells the source
+// which files are hot.
+func (w *Watcher) handleFolders(ctx context.Context, changes []folderChange) {
+	for _, c := range changes {
+		if c.All {
+			w.log.Warn("folder events were lost; rescanning every root")
+			w.scanRoots(ctx)
+			break
+		}
+		w.lookIn(ctx, c.Dir)
+	}
+	w.folders.Hot(w.hot())
+}
+
+// lookIn looks at what changed in dir: the matching files in it (read when
+// their stat changed), the folders below it that are new or gone, a root
+// that appeared.
+func (w *Watcher) lookIn(ctx context.Context, dir string) {
+	for _, r := range w.roots {
+		if dir == r.waypoint || r.waypoint != "" && dir == r.Root || strings.HasPrefix(r.Root, dir+string(filepath.Separator)) {
+			w.scanRoot(ctx, r)
+			continue
+		}
+		rel, below := under(r.Root, dir)
+		if dir != r.Root && (!below || !r.leadsTo(rel)) {
+			continue
+		}
+		w.lookInDir(ctx, r, dir, rel)
+	}
+}
+
+// lookInDir is lookIn for a folder of r's tree.
+func (w *Watcher) lookInDir(ctx context.Context, r *root, dir string, rel []string) {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		w.dropDir(ctx, dir)
+		return
+	case err != nil:
+		w.problem(dir, "cannot read folder", err)
+		return
+	}
+	delete(w.problems, dir)
+	names := make(map[string]bool, len(entries))
+	files := 0
+	for _, e := range entries {
+		name := filepath.Join(dir, e.Name())
+		names[name] = true
+		sub := append(rel[:len(rel):len(rel)], e.Name())
+		if set, ok := r.fileSet(sub); ok && !e.IsDir() {
+			files++
+			w.visit(ctx, r, name, set, set.Wake)
+		} else if r.leadsTo(sub) && !w.dirs[name] {
+			if fi, err := os.Stat(name); err == nil && fi.IsDir() {
+				w.scanDir(ctx, r, name, sub)
+			}
+		}
+	}
+	for d := range w.dirs {
+		if filepath.Dir(d) == dir && !names[d] {
+			w.dropDir(ctx, d)
+		}
+	}
+	if files < w.perDir[dir] {
+		for p, t := range w.tails {
+			if filepath.Dir(p) == dir && !names[p] {
+				w.read(ctx, t) // forgets it
+			}
+		}
+	}
+}
+
+// hot are the files open now: those written within IdleClose.
+func (w *Watcher) hot() []string {
+	out := make([]string, 0, len(w.open))
+	for t := range w.open {
+		out = append(out, t.path)
+	}
+	return out
+}
+
+// coalescer gathers changed folders over a latency, as FSEvents does: the
+// first change starts the wait, and the folders named meanwhile go out
+// together, each once.
+type coalescer struct {
+	latency time.Duration
+	out     chan []folderChange
+	mu      sync.Mutex
+	pending []folderChange
+	seen    map[folderChange]bool
+	timer   *time.Timer
+	closed  bool
+}
+
+func newCoalescer(latency time.Duration) *coalescer {
+	return &coalescer{latency: latency, out: make(chan []folderChange, 1), seen: map[folderChange]bool{}}
+}
+
+// note adds a change; the wait starts with the first one.
+func (c *coalescer) note(ch folderChange) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.seen[ch] {
+		return
+	}
+	c.seen[ch] = true
+	c.pending = append(c.pending, ch)
+	if c.timer == nil {
+		c.timer = time.AfterFunc(c.latency, c.send)
+	}
+}
+
+// send hands out what was gathered; when the reader is still busy with the
+// last batch, what was gathered waits with the next.
+func (c *coalescer) send() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.timer = nil
+	if c.closed || len(c.pending) == 0 {
+		return
+	}
+	select {
+	case c.out <- c.pending:
+		c.pending, c.seen = nil, map[folderChange]bool{}
+	default:
+		c.timer = time.AfterFunc(c.latency, c.send)
+	}
+}
+
+func (c *coalescer) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	c.closed = true
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	close(c.out)
+}
