@@ -63,6 +63,8 @@ type Config struct {
 	Watch struct {
 		LineCap ByteSize      `mapstructure:"line_cap"`
 		Rescan  time.Duration `mapstructure:"rescan"`
+		Events  string        `mapstructure:"events"`
+		Latency time.Duration `mapstructure:"latency"`
 	} `mapstructure:"watch"`
 	Log struct {
 		File  string `mapstructure:"file"`

@@ -213,6 +213,8 @@ func (d *Daemon) newWatcher(ctx context.Context) (*watch.Watcher, error) {
 		Positions: watchPositions(positions),
 		LineCap:   int(d.cfg.Watch.LineCap),
 		Rescan:    d.cfg.Watch.Rescan,
+		Events:    d.cfg.Watch.Events,
+		Latency:   d.cfg.Watch.Latency,
 		Logger:    d.log.With("stage", "watch"),
 	})
 	if err != nil {

@@ -20,10 +20,12 @@ import (
 
 // folderSource is the system's part of the folder-level design; everything
 // else runs the same on every system.
+//
+// newFolderSource(roots, latency, log) makes the system's source: one that
+// watches whole trees (FSEvents) watches the roots' trees from the start,
+// even before they exist; one that watches single folders is told each
+// folder by Add.
 type folderSource interface {
-	// Root reports changes anywhere in root's tree, root included, even
-	// before it exists (a source that watches whole trees: FSEvents).
-	Root(root string) error
 	// Add reports changes in dir (a source that watches single folders);
 	// a source of whole trees needs none.
 	Add(dir string) error

@@ -18,7 +18,7 @@ const fileEvents = true
 // newFolderSource is the folder-level design over inotify: each event
 // names only its folder, gathered over latency as FSEvents does, so the
 // logic of the Mac watcher runs, and is measured, here (docs/mac.md).
-func newFolderSource(latency time.Duration, log *slog.Logger) (folderSource, error) {
+func newFolderSource(_ []string, latency time.Duration, log *slog.Logger) (folderSource, error) {
 	fsw, err := fsnotify.NewBufferedWatcher(eventBuffer)
 	if err != nil {
 		return nil, err
@@ -60,7 +60,6 @@ func (s *notifySource) run(log *slog.Logger) {
 	}
 }
 
-func (s *notifySource) Root(string) error              { return nil }
 func (s *notifySource) Add(dir string) error           { return s.fsw.Add(dir) }
 func (s *notifySource) Remove(dir string)              { _ = s.fsw.Remove(dir) }
 func (s *notifySource) Hot([]string)                   {}

@@ -1,6 +1,8 @@
 package watch
 
 import (
+	"github.com/fsnotify/fsnotify"
+
 	"bytes"
 	"context"
 	"fmt"
@@ -90,12 +92,12 @@ func options(sources []Source) Options {
 	return Options{Sources: sources, Rescan: time.Hour, Events: events, Latency: 20 * time.Millisecond}
 }
 
-// watchList lists the folders w watches.
-func watchList(w *Watcher) []string {
+// folderWatcher is the inotify watcher under w's folder events.
+func folderWatcher(w *Watcher) *fsnotify.Watcher {
 	if w.folders != nil {
-		return w.folders.(*notifySource).fsw.WatchList()
+		return notifyWatcher(w.folders)
 	}
-	return w.fsw.WatchList()
+	return w.fsw
 }
 
 // startRun starts a watcher, consuming its batches, and waits until it is ready.

@@ -460,12 +460,11 @@ func (w *Watcher) startEvents() {
 	case w.opts.Events == EventsScan:
 		return
 	case w.opts.Events == EventsFolders || !fileEvents:
-		w.folders, err = newFolderSource(w.opts.Latency, w.log)
-		for _, r := range w.roots {
-			if err == nil {
-				err = w.folders.Root(r.Root)
-			}
+		roots := make([]string, len(w.roots))
+		for i, r := range w.roots {
+			roots[i] = r.Root
 		}
+		w.folders, err = newFolderSource(roots, w.opts.Latency, w.log)
 	default:
 		w.fsw, err = fsnotify.NewBufferedWatcher(eventBuffer)
 	}

@@ -104,7 +104,7 @@ func TestWatchesFoldersOnly(t *testing.T) {
 
 	want := []string{root, filepath.Join(root, "projects"), filepath.Join(root, "projects", "p1"), filepath.Join(root, "sessions")}
 	watched := func() []string {
-		l := watchList(r.w)
+		l := folderWatcher(r.w).WatchList()
 		slices.Sort(l)
 		return l
 	}
@@ -542,11 +542,7 @@ func TestRunClosesEverything(t *testing.T) {
 	if _, ok := <-r.batches; ok {
 		t.Error("Batches still open after Run returned")
 	}
-	fsw := r.w.fsw
-	if r.w.folders != nil {
-		fsw = r.w.folders.(*notifySource).fsw
-	}
-	if err := fsw.Add(root); !errors.Is(err, fsnotify.ErrClosed) {
+	if err := folderWatcher(r.w).Add(root); !errors.Is(err, fsnotify.ErrClosed) {
 		t.Errorf("folder watcher still open: Add returned %v", err)
 	}
 	if s := r.w.Stats(); s.FilesOpen != 0 {
