@@ -20,3 +20,4 @@ func HoldsOpen(context.Context, int, string) (bool, error) { return false, error
 func Listening(int) ([]netip.AddrPort, error)              { return nil, errors.ErrUnsupported }
 func OnTTY(Process, string) (bool, error)                  { return false, errors.ErrUnsupported }
 func TTYPath(Process) string                               { return "" }
+func WatchExit(Process) (*Exit, error)                     { return nil, errors.ErrUnsupported }
