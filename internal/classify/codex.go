@@ -356,6 +356,21 @@ const codexLegacyQuiet = 60 * time.Second
 
 var _ Settler = (*codexRollout)(nil)
 
+// SettleAfter is the quiet after which Settle next judges a legacy turn
+// that waits for an answer: by the TUI's log after codexLogQuiet, from
+// silence after codexLegacyQuiet.
+func (t *codexRollout) SettleAfter(quiet time.Duration) time.Duration {
+	if t.modern || !t.legacyOpen || t.answered || t.turnEnded || len(t.pending) > 0 {
+		return 0
+	}
+	for _, at := range []time.Duration{codexLogQuiet, codexLegacyQuiet} {
+		if quiet < at {
+			return at
+		}
+	}
+	return 0
+}
+
 // Settle judges a legacy turn that never got an answer once the file has
 // been quiet for quiet (§4.3): by the error the TUI's log gives it, else,
 // after codexLegacyQuiet, from silence. Rollouts with turn ends are never

@@ -23,6 +23,10 @@ type WholeFile interface {
 // how long the file has been unchanged; the events are emitted once.
 type Settler interface {
 	Reader
+	// SettleAfter is how long the file must have stayed unchanged when
+	// Settle is next asked, now that it has been for quiet; 0 when nothing
+	// waits to be judged.
+	SettleAfter(quiet time.Duration) time.Duration
 	Settle(quiet time.Duration) []Event
 }
 

@@ -425,6 +425,19 @@ const openCodeDecideQuiet = 5 * time.Second
 
 var _ Settler = (*openCodeReader)(nil)
 
+// SettleAfter is openCodeDecideQuiet while a turn is undecided.
+func (r *openCodeReader) SettleAfter(quiet time.Duration) time.Duration {
+	if quiet >= openCodeDecideQuiet {
+		return 0
+	}
+	for _, s := range r.sessions {
+		if s.undecided != nil {
+			return openCodeDecideQuiet
+		}
+	}
+	return 0
+}
+
 // Settle reports the turns still undecided once the database has been
 // quiet for openCodeDecideQuiet: nothing followed, so they were aborts.
 func (r *openCodeReader) Settle(quiet time.Duration) []Event {

@@ -22,6 +22,7 @@ import (
 	"nudge/internal/inject"
 	"nudge/internal/notify"
 	"nudge/internal/private"
+	"nudge/internal/proc"
 	"nudge/internal/retry"
 	"nudge/internal/status"
 	"nudge/internal/version"
@@ -38,9 +39,6 @@ const (
 	metaContinue = "settings.continue_after_usage_limit"
 	metaPaused   = "settings.paused"
 )
-
-// statsEvery is how often the view's file counts are refreshed.
-const statsEvery = 2 * time.Second
 
 // syncTimeout bounds how long a due retry waits for its transcript to be
 // re-read before the machine decides on what it already knows; it is kept
@@ -71,6 +69,13 @@ type Daemon struct {
 	// have read no start of a turn yet (retry.Session.Repeats).
 	midway map[string]bool
 	wakes  wakeQueue
+	// liveDue: when each quiet open turn's process is looked for;
+	// settleDue: when each quiet file's reader judges what it read
+	// (liveness.go). One timer in the loop serves them and the wakes.
+	liveDue   map[retry.Key]time.Time
+	settleDue map[string]time.Time
+	// viewExpires: when a session shown for being recent leaves the views.
+	viewExpires time.Time
 	// ready: the first scan is done and stored; until then, what is read
 	// was written while nudge was not running, and no wake is acted on.
 	ready bool
@@ -110,6 +115,8 @@ type session struct {
 	process    *classify.Process // the last live-registry picture
 	syncing    time.Time         // when a pre-send re-read was asked for (zero: none)
 	probing    bool              // a liveness check is under way
+	exit       *proc.Exit        // the watch on its process's end, once found
+	liveTries  int               // liveness checks that could not tell
 	updated    time.Time
 }
 
@@ -125,16 +132,18 @@ func New(cfg config.Config, log *slog.Logger) (*Daemon, error) {
 		return nil, err
 	}
 	d := &Daemon{
-		lock:     lock,
-		cfg:      cfg,
-		log:      log,
-		now:      time.Now,
-		sessions: map[retry.Key]*session{},
-		readers:  map[string]classify.Reader{},
-		lastRead: map[string]time.Time{},
-		midway:   map[string]bool{},
-		calls:    make(chan func(), 64),
-		quit:     make(chan struct{}),
+		lock:      lock,
+		cfg:       cfg,
+		log:       log,
+		now:       time.Now,
+		sessions:  map[retry.Key]*session{},
+		readers:   map[string]classify.Reader{},
+		lastRead:  map[string]time.Time{},
+		midway:    map[string]bool{},
+		liveDue:   map[retry.Key]time.Time{},
+		settleDue: map[string]time.Time{},
+		calls:     make(chan func(), 64),
+		quit:      make(chan struct{}),
 	}
 	return d, nil
 }
@@ -286,14 +295,13 @@ func watchPositions(stored map[string]inbox.Position) map[string]watch.Position 
 
 // loop is the one goroutine that owns the sessions and their machines.
 // While the store refuses writes it takes no records and acts on no wake
-// until the next try (store.go).
+// until the next try (store.go). It has no ticker: it wakes for a batch,
+// a call, a change of the watcher's counts, or its one timer, armed for
+// the next thing due (armTimer); idle, it sleeps.
 func (d *Daemon) loop(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	statsTick := time.NewTicker(statsEvery)
-	defer statsTick.Stop()
-	liveTick := time.NewTicker(liveCheckEvery)
-	defer liveTick.Stop()
+	stats := d.source.StatsChanged()
 	for {
 		d.armTimer(timer)
 		batches := d.source.Batches()
@@ -314,41 +322,60 @@ func (d *Daemon) loop(ctx context.Context) error {
 			d.handleTimer(ctx)
 		case f := <-d.calls:
 			f()
-		case <-liveTick.C:
-			if d.ready && !d.holding() {
-				d.settleQuietFiles(ctx)
-				d.checkLiveness(ctx)
-			}
-		case <-statsTick.C:
+		case <-stats:
 			d.refreshView()
 		}
 	}
 }
 
 // armTimer sets the loop's one timer: the next try of a failing store while
-// it holds, else the next wake once the first scan is stored.
+// it holds; else, once the first scan is stored, the next wake, liveness
+// check or quiet file due; and the next session to leave the views. With
+// nothing due it is stopped.
 func (d *Daemon) armTimer(t *time.Timer) {
-	wait := time.Hour
-	switch next, ok := d.wakes.next(); {
-	case d.holding():
-		wait = d.failing.next.Sub(d.now())
-	case len(d.redo) > 0:
-		wait = 0
-	case d.ready && ok:
-		wait = next.Sub(d.now())
+	var next time.Time
+	due := func(at time.Time) {
+		if !at.IsZero() && (next.IsZero() || at.Before(next)) {
+			next = at
+		}
 	}
-	t.Reset(max(wait, 0))
+	switch {
+	case d.holding():
+		due(d.failing.next)
+	case len(d.redo) > 0:
+		due(d.now())
+	case d.ready:
+		at, _ := d.wakes.next()
+		due(at)
+		for _, at := range d.liveDue {
+			due(at)
+		}
+		for _, at := range d.settleDue {
+			due(at)
+		}
+	}
+	due(d.viewExpires)
+	if next.IsZero() {
+		t.Stop()
+		return
+	}
+	t.Reset(max(next.Sub(d.now()), 0))
 }
 
 // handleTimer takes again the steps a failing store refused, then acts on
-// the wakes that are due.
+// what is due: wakes, quiet files, liveness checks, the views.
 func (d *Daemon) handleTimer(ctx context.Context) {
+	if !d.viewExpires.IsZero() && !d.now().Before(d.viewExpires) {
+		d.refreshView()
+	}
 	if d.holding() {
 		return
 	}
 	d.redoSteps(ctx)
 	if d.ready && !d.holding() {
 		d.handleWakes(ctx)
+		d.settleQuietFiles(ctx)
+		d.checkLiveness(ctx)
 	}
 }
 
@@ -376,6 +403,7 @@ func (d *Daemon) restore(ctx context.Context) error {
 		if at, ok := m.NextWake(); ok {
 			d.wakes.add(key, at)
 		}
+		d.scheduleLiveCheck(s)
 		st.keep(s)
 		if acts := m.Restored(now, d.settings); len(acts) > 0 {
 			d.apply(s, acts, now, st)

@@ -31,6 +31,8 @@ type source interface {
 	Ack(seq uint64)
 	Rewind() (epoch uint64)
 	Stats() watch.Stats
+	// StatsChanged receives a value after Stats changed.
+	StatsChanged() <-chan struct{}
 }
 
 // deliverer types continuations into terminals (inject.Injector).

@@ -7,35 +7,72 @@ import (
 
 	"nudge/internal/classify"
 	"nudge/internal/inject"
+	"nudge/internal/proc"
 	"nudge/internal/retry"
 )
 
 // Agents with no live registry (Codex, Kimi, OpenCode without a port, …)
 // record nothing when their process dies mid-turn (kimi.md A3: "no cause is
-// recorded anywhere"); the turn would look open forever. So an open turn that
-// has been quiet for a while is checked against the process table.
+// recorded anywhere"); the turn would look open forever. So once an open
+// turn has been quiet for a while its process is looked for, once, and
+// its end is watched (proc.WatchExit): no polling, no periodic search.
 const (
-	// liveCheckEvery is how often quiet open turns are checked.
-	liveCheckEvery = 30 * time.Second
 	// quietBeforeLiveCheck is longer than any gap the agents leave between
 	// records while they retry by themselves (≈40 s for Claude Code,
 	// claude.md §6; ≤ 39 s for Kimi Code, kimi.md A3), so a working agent is
 	// never asked about.
 	quietBeforeLiveCheck = 2 * time.Minute
+	// maxLiveCheckGap bounds how far apart the checks of a turn whose
+	// process could not be told grow (they double from quietBeforeLiveCheck).
+	maxLiveCheckGap = time.Hour
 )
 
-// settleQuietFiles lets readers that judge a turn only once their file has
-// stopped growing (classify.Settler: Codex 0.98 rollouts write no turn end)
-// look at their quiet files.
+// scheduleLiveCheck sets when s's process is looked for: once its open
+// turn has been quiet for quietBeforeLiveCheck, unless its agent keeps a
+// live registry or its process's end is already watched.
+func (d *Daemon) scheduleLiveCheck(s *session) {
+	state, _ := s.machine.State()
+	if state != retry.Working || s.registry != "" || s.probing || s.exit != nil {
+		delete(d.liveDue, s.key)
+		return
+	}
+	gap := min(quietBeforeLiveCheck<<min(s.liveTries, 10), maxLiveCheckGap)
+	d.liveDue[s.key] = s.updated.Add(gap)
+}
+
+// scheduleSettle sets when the reader of path next judges its quiet file
+// (classify.Settler: Codex 0.98 rollouts write no turn end, OpenCode's
+// undecided turns): one timer per file, from its last record.
+func (d *Daemon) scheduleSettle(path string, now time.Time) {
+	s, ok := d.readers[path].(classify.Settler)
+	if !ok {
+		return
+	}
+	last := d.lastRead[path]
+	if after := s.SettleAfter(now.Sub(last)); after > 0 {
+		d.settleDue[path] = last.Add(after)
+	} else {
+		delete(d.settleDue, path)
+	}
+}
+
+// settleQuietFiles lets the readers whose files have been quiet long enough
+// judge what they read.
 func (d *Daemon) settleQuietFiles(ctx context.Context) {
 	now := d.now()
 	var settled []found
-	for path, r := range d.readers {
-		s, ok := r.(classify.Settler)
+	for path, at := range d.settleDue {
+		if now.Before(at) {
+			continue
+		}
+		delete(d.settleDue, path)
+		s, ok := d.readers[path].(classify.Settler)
 		if !ok {
 			continue
 		}
-		for _, ev := range s.Settle(now.Sub(d.lastRead[path])) {
+		events := s.Settle(now.Sub(d.lastRead[path]))
+		d.scheduleSettle(path, now) // the next judgement, if one still waits
+		for _, ev := range events {
 			// A reader settles a turn once: its file and the time of its
 			// last record name the event.
 			ident := eventIdent(ev, 0, []byte("settled\x00"+path+"\x00"+ev.Time.Format(time.RFC3339Nano)))
@@ -60,9 +97,9 @@ func (d *Daemon) observeSettled(ctx context.Context, settled []found) {
 	d.finish(ctx, st, now)
 }
 
-// checkLiveness looks for the process of every quiet open turn whose agent
-// has no live registry, off the loop; a session whose process is gone is
-// told to its machine as an exited process.
+// checkLiveness looks, off the loop, for the process of every quiet open
+// turn whose check is due. A process not found is gone; one found has its
+// end watched, and its end is told then.
 func (d *Daemon) checkLiveness(ctx context.Context) {
 	now := d.now()
 	type probe struct {
@@ -70,11 +107,12 @@ func (d *Daemon) checkLiveness(ctx context.Context) {
 		t inject.Target
 	}
 	var probes []probe
-	for _, s := range d.sessions {
-		state, _ := s.machine.State()
-		if state != retry.Working || s.registry != "" || s.probing || now.Sub(s.updated) < quietBeforeLiveCheck {
+	for key, at := range d.liveDue {
+		if now.Before(at) {
 			continue
 		}
+		delete(d.liveDue, key)
+		s := d.sessions[key]
 		t := sessionTarget(s.key, s.project, s.transcript, nil, nil, d.othersPIDs(s))
 		if len(t.Hint.Executables) == 0 || t.Hint.Project == "" {
 			continue
@@ -88,23 +126,63 @@ func (d *Daemon) checkLiveness(ctx context.Context) {
 	d.offLoop.Go(func() {
 		for _, p := range probes {
 			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			_, err := inject.FindProcess(pctx, p.t.Hint)
+			exit, err := findExit(pctx, p.t.Hint)
 			cancel()
 			gone := errors.Is(err, inject.ErrNoProcess)
 			select {
-			case d.calls <- func() { d.probed(ctx, p.s, gone) }:
+			case d.calls <- func() { d.probed(ctx, p.s, gone, exit) }:
 			case <-ctx.Done():
+				if exit != nil {
+					exit.Stop()
+				}
 				return
 			}
 		}
 	})
 }
 
+// findExit finds the session's process and watches its end; an error
+// wrapping inject.ErrNoProcess says it is gone.
+func findExit(ctx context.Context, h inject.Hint) (*proc.Exit, error) {
+	pid, err := inject.FindProcess(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	p, err := proc.Get(pid)
+	if err != nil {
+		return nil, err
+	}
+	return proc.WatchExit(p)
+}
+
 // probed takes a liveness answer: a gone process of a still-open turn is an
-// ending without a result.
-func (d *Daemon) probed(ctx context.Context, s *session, gone bool) {
+// ending without a result; a live one's end is waited for; a check that
+// could not tell is tried again later.
+func (d *Daemon) probed(ctx context.Context, s *session, gone bool, exit *proc.Exit) {
 	s.probing = false
-	if state, _ := s.machine.State(); !gone || state != retry.Working {
+	switch {
+	case exit != nil:
+		s.exit, s.liveTries = exit, 0
+		d.offLoop.Go(func() {
+			select {
+			case <-exit.Done:
+				select {
+				case d.calls <- func() { s.exit = nil; d.probed(ctx, s, true, nil) }:
+				case <-ctx.Done():
+				}
+			case <-ctx.Done():
+				exit.Stop()
+			}
+		})
+		return
+	case !gone:
+		s.liveTries++
+		d.log.Debug("cannot tell whether the agent process is alive; looking again later", "session", s.key.Session, "tries", s.liveTries)
+		d.scheduleLiveCheck(s)
+		return
+	}
+	if state, _ := s.machine.State(); state != retry.Working {
+		d.scheduleLiveCheck(s)
 		return
 	}
 	now := d.now()

@@ -47,6 +47,7 @@ func openTurn(d *Daemon, project string, start time.Time) *session {
 	s.project = project
 	s.machine.Observe(classify.Event{Agent: "kimi_code", Session: "session_1", Project: project, Time: start, Kind: classify.TurnStarted}, start, d.settings)
 	s.updated = start
+	d.scheduleLiveCheck(s)
 	return s
 }
 
@@ -54,6 +55,12 @@ func openTurn(d *Daemon, project string, start time.Time) *session {
 func playLoop(t *testing.T, d *Daemon) {
 	t.Helper()
 	d.checkLiveness(context.Background())
+	takeCall(t, d)
+}
+
+// takeCall runs the next call handed to the loop.
+func takeCall(t *testing.T, d *Daemon) {
+	t.Helper()
 	select {
 	case f := <-d.calls:
 		f()
@@ -109,6 +116,22 @@ func TestOpenTurnWithLiveProcessStaysWorking(t *testing.T) {
 	if state, _ := s.machine.State(); state != retry.Working {
 		t.Fatalf("state %s, want working: the agent process is alive", state)
 	}
+	if len(d.liveDue) != 0 {
+		t.Errorf("liveness checks still due %v: the process's end is watched instead", d.liveDue)
+	}
+	select {
+	case <-d.calls:
+		t.Fatal("an end told while the process runs")
+	case <-time.After(300 * time.Millisecond):
+	}
+
+	// Its end is told when it comes, without another search.
+	agent.Process.Kill()
+	agent.Wait()
+	takeCall(t, d)
+	if state, _ := s.machine.State(); state != retry.Failed {
+		t.Fatalf("state %s after the process ended, want failed", state)
+	}
 }
 
 func TestRecentTurnIsNotChecked(t *testing.T) {
@@ -124,7 +147,7 @@ func TestRecentTurnIsNotChecked(t *testing.T) {
 }
 
 // A Codex 0.98 rollout writes no turn end: its dead turn is judged once the
-// file has been quiet (classify.Settler), from the daemon's tick.
+// file has been quiet (classify.Settler), by a timer set for that file.
 func TestQuietLegacyRolloutIsSettled(t *testing.T) {
 	sample := samples.Dir("codex", "old-0.98.0-api500.jsonl")
 	data, err := os.ReadFile(sample)
@@ -143,9 +166,23 @@ func TestQuietLegacyRolloutIsSettled(t *testing.T) {
 		offset = end
 	}
 	d.handleBatch(context.Background(), b)
+	if at, ok := d.settleDue[sample]; !ok || at.Before(start.Add(time.Second)) {
+		t.Fatalf("settle due %v (%v): want a timer for the quiet file", at, ok)
+	}
 	d.settleQuietFiles(context.Background())
 	if n := failedSessions(d); n != 0 {
 		t.Fatalf("%d dead turns before the file went quiet", n)
+	}
+	// The first look, at the first timer, finds no error in the TUI's log:
+	// the timer is set again, for the silence.
+	first := d.settleDue[sample]
+	now = first
+	d.settleQuietFiles(context.Background())
+	if n := failedSessions(d); n != 0 {
+		t.Fatalf("%d dead turns at the first look", n)
+	}
+	if at, ok := d.settleDue[sample]; !ok || !at.After(first) {
+		t.Fatalf("settle due %v (%v) after the first look at %v: want a later timer", at, ok, first)
 	}
 	now = start.Add(2 * time.Minute)
 	d.settleQuietFiles(context.Background())

@@ -296,6 +296,7 @@ func (d *Daemon) observe(st *step, f found, known map[string]bool, backlog bool,
 	if ev.Project != "" {
 		s.project = ev.Project
 	}
+	s.liveTries = 0
 	id := string(f.ident)
 	if f.ident != nil && (known[id] || st.idents[id]) {
 		return // the same record again: a restart, a file read again
@@ -411,6 +412,12 @@ func (d *Daemon) finish(ctx context.Context, st *step, now time.Time) bool {
 			continue
 		}
 		d.startInject(ctx, s, a)
+	}
+	for key := range st.touched {
+		d.scheduleLiveCheck(d.sessions[key])
+	}
+	for path := range st.paths {
+		d.scheduleSettle(path, now)
 	}
 	if st.ready && !d.ready {
 		d.ready, d.looks = true, nil

@@ -11,8 +11,10 @@ import (
 	"nudge/internal/version"
 )
 
-// refreshView rebuilds the picture that Status hands out. It runs on the
-// loop, so readers never touch the sessions themselves.
+// refreshView rebuilds the picture that Status hands out, after anything
+// it shows changed: a step, the watcher's counts, a session leaving the
+// views (viewExpires). It runs on the loop, so readers never touch the
+// sessions themselves.
 func (d *Daemon) refreshView() {
 	stats := d.source.Stats()
 	v := status.Status{
@@ -29,10 +31,14 @@ func (d *Daemon) refreshView() {
 	set := settingsView(d.settings)
 	v.Settings = &set
 	now := d.now()
+	d.viewExpires = time.Time{}
 	for _, s := range d.sessions {
 		state, until := s.machine.State()
 		if !Shown(state, s.updated, now) {
 			continue
+		}
+		if leaves := s.updated.Add(recentWindow); !Shown(state, s.updated, leaves) && (d.viewExpires.IsZero() || leaves.Before(d.viewExpires)) {
+			d.viewExpires = leaves
 		}
 		v.Sessions = append(v.Sessions, sessionView(s.key, s.project, state, s.machine.Note(), until, s.updated))
 	}
