@@ -32,7 +32,7 @@ import (
 
 func main() {
 	sizes := flag.String("sizes", "2000,20000", "history sizes, in session files")
-	watchers := flag.String("watchers", "inotify,folders", "ways of watching folders (watch.events): inotify is Linux's own; folders is the macOS design")
+	watchers := flag.String("watchers", "auto,folders", "ways of seeing changes (watch.events): auto is inotify here; folders is the macOS design")
 	idle := flag.Duration("idle", 60*time.Second, "how long idle CPU is measured")
 	busy := flag.Duration("busy", 20*time.Second, "how long each busy-agents row runs")
 	long := flag.Bool("long", false, "add the long rows: 500 sessions × 20 lines/s")
@@ -171,6 +171,7 @@ type daemon struct {
 	socket string
 	ready  time.Duration // from exec to the first scan stored
 	client *http.Client
+	exited chan struct{}
 }
 
 func (b *bench) start(env []string, data string) *daemon {
@@ -184,7 +185,14 @@ func (b *bench) start(env []string, data string) *daemon {
 	d.cmd.Env = env
 	start := time.Now()
 	check(d.cmd.Start())
+	d.exited = make(chan struct{})
+	go func() { _ = d.cmd.Wait(); close(d.exited) }()
 	for time.Since(start) < 5*time.Minute {
+		select {
+		case <-d.exited:
+			log.Fatalf("the daemon stopped: %s; see %s", d.cmd.ProcessState, filepath.Join(b.work, "nudge.log"))
+		default:
+		}
 		if d.isReady() {
 			d.ready = time.Since(start)
 			return d
@@ -208,7 +216,7 @@ func (d *daemon) isReady() bool {
 func (d *daemon) stop() {
 	d.client.CloseIdleConnections()
 	_ = d.cmd.Process.Signal(syscall.SIGTERM)
-	_ = d.cmd.Wait()
+	<-d.exited
 }
 
 // cpu is the daemon's CPU time so far, its children's included.

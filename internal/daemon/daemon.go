@@ -40,6 +40,11 @@ const (
 	metaPaused   = "settings.paused"
 )
 
+// positionEvery: a file whose lines store nothing (an agent at work) has
+// its position stored at most this often; a restart reads those lines
+// again, and they store nothing again (docs/durability.md).
+const positionEvery = 30 * time.Second
+
 // syncTimeout bounds how long a due retry waits for its transcript to be
 // re-read before the machine decides on what it already knows; it is kept
 // as the session's wake while the re-read is under way.
@@ -74,6 +79,9 @@ type Daemon struct {
 	// (liveness.go). One timer in the loop serves them and the wakes.
 	liveDue   map[retry.Key]time.Time
 	settleDue map[string]time.Time
+	// positioned: when each file read since the start last had its
+	// position stored (handleBatch).
+	positioned map[string]time.Time
 	// viewExpires: when a session shown for being recent leaves the views.
 	viewExpires time.Time
 	// ready: the first scan is done and stored; until then, what is read
@@ -132,18 +140,19 @@ func New(cfg config.Config, log *slog.Logger) (*Daemon, error) {
 		return nil, err
 	}
 	d := &Daemon{
-		lock:      lock,
-		cfg:       cfg,
-		log:       log,
-		now:       time.Now,
-		sessions:  map[retry.Key]*session{},
-		readers:   map[string]classify.Reader{},
-		lastRead:  map[string]time.Time{},
-		midway:    map[string]bool{},
-		liveDue:   map[retry.Key]time.Time{},
-		settleDue: map[string]time.Time{},
-		calls:     make(chan func(), 64),
-		quit:      make(chan struct{}),
+		lock:       lock,
+		cfg:        cfg,
+		log:        log,
+		now:        time.Now,
+		sessions:   map[retry.Key]*session{},
+		readers:    map[string]classify.Reader{},
+		lastRead:   map[string]time.Time{},
+		midway:     map[string]bool{},
+		liveDue:    map[retry.Key]time.Time{},
+		settleDue:  map[string]time.Time{},
+		positioned: map[string]time.Time{},
+		calls:      make(chan func(), 64),
+		quit:       make(chan struct{}),
 	}
 	return d, nil
 }

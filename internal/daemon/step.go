@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"nudge/internal/advice"
@@ -26,6 +27,9 @@ import (
 type step struct {
 	batch   inbox.Batch
 	touched map[retry.Key]bool
+	// active are the sessions whose agent was seen at work without a
+	// change worth storing (observe).
+	active  map[retry.Key]bool
 	injects []*session // whose continuation is batch.Attempts[i]
 	notices []retry.Notify
 	// before holds each touched session as it was before the step (nil:
@@ -33,6 +37,7 @@ type step struct {
 	before map[retry.Key]*sessionCopy
 	seq    uint64          // the watcher batch the step stores (0: none)
 	paths  map[string]bool // the files whose records it read
+	told   map[string]bool // the files whose records gave a stored event
 	idents map[string]bool // the event identities it stores
 	ready  bool            // it stores the end of the first scan
 	// redo takes the step again once the store works, for steps whose
@@ -44,8 +49,8 @@ type step struct {
 
 func newStep() *step {
 	return &step{
-		touched: map[retry.Key]bool{}, before: map[retry.Key]*sessionCopy{},
-		paths: map[string]bool{}, idents: map[string]bool{},
+		touched: map[retry.Key]bool{}, active: map[retry.Key]bool{}, before: map[retry.Key]*sessionCopy{},
+		paths: map[string]bool{}, told: map[string]bool{}, idents: map[string]bool{},
 	}
 }
 
@@ -180,7 +185,10 @@ func (d *Daemon) handleBatch(ctx context.Context, b watch.Batch) {
 	for _, f := range events {
 		d.observe(st, f, known, backlog, now)
 	}
-	for _, rec := range last {
+	for path, rec := range last {
+		if !rec.Checkpoint && !b.Ready && !st.told[path] && now.Sub(d.positioned[path]) < positionEvery {
+			continue // only lines that store nothing since the last stored position
+		}
 		p := rec.Position()
 		st.batch.Positions = append(st.batch.Positions, inbox.Position{
 			Path: p.Path, Dev: p.File.Dev, Inode: p.File.Inode, Fingerprint: p.File.Fingerprint, Offset: p.Offset, Mark: p.Mark,
@@ -199,7 +207,14 @@ func (d *Daemon) handleBatch(ctx context.Context, b watch.Batch) {
 			}
 		}
 	}
-	d.finish(ctx, st, now)
+	if d.finish(ctx, st, now) && !b.Ready {
+		for _, p := range st.batch.Positions {
+			d.positioned[p.Path] = now
+		}
+		for _, p := range st.batch.Forget {
+			delete(d.positioned, p)
+		}
+	}
 }
 
 // classifyRecord reads one record with its file's reader and gives each
@@ -308,9 +323,28 @@ func (d *Daemon) observe(st *step, f found, known map[string]bool, backlog bool,
 	if f.ident != nil {
 		st.idents[id] = true
 	}
+	if ev.Kind == classify.AgentActivity && ev.Process == nil && !backlog {
+		// An agent at work going on at work changes nothing worth a
+		// row: only the activity that changes the session's state is
+		// stored (docs/performance.md).
+		was, _ := s.machine.State()
+		acts := s.machine.Observe(ev, now, d.settings)
+		if is, _ := s.machine.State(); is == was && len(acts) == 0 {
+			s.updated = now
+			st.active[s.key] = true
+			return
+		}
+		row := eventRow(ev, now)
+		row.Ident = f.ident
+		st.batch.Events = append(st.batch.Events, row)
+		st.told[f.path] = true
+		d.apply(s, acts, now, st)
+		return
+	}
 	row := eventRow(ev, now)
 	row.Ident = f.ident
 	st.batch.Events = append(st.batch.Events, row)
+	st.told[f.path] = true
 	if ev.Kind == classify.TurnFailed {
 		st.say(d.deadTurnLine(s, ev))
 	}
@@ -413,8 +447,10 @@ func (d *Daemon) finish(ctx context.Context, st *step, now time.Time) bool {
 		}
 		d.startInject(ctx, s, a)
 	}
-	for key := range st.touched {
-		d.scheduleLiveCheck(d.sessions[key])
+	for _, keys := range []map[retry.Key]bool{st.touched, st.active} {
+		for key := range keys {
+			d.scheduleLiveCheck(d.sessions[key])
+		}
 	}
 	for path := range st.paths {
 		d.scheduleSettle(path, now)
@@ -422,9 +458,13 @@ func (d *Daemon) finish(ctx context.Context, st *step, now time.Time) bool {
 	if st.ready && !d.ready {
 		d.ready, d.looks = true, nil
 		d.log.Info("first scan stored; following the session files")
+		// What the first scan built (a position per file, its batch and
+		// transaction) is garbage now: give it back rather than holding
+		// it for the day (docs/performance.md).
+		debug.FreeOSMemory()
 		d.settleInterrupted(ctx)
 	}
-	if len(st.touched) > 0 || st.ready {
+	if len(st.touched) > 0 || len(st.active) > 0 || st.ready {
 		d.refreshView()
 	}
 	return true

@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"slices"
+	"time"
 )
 
 // What the consumer stores decides where the watcher goes back to: it
@@ -146,6 +147,7 @@ func (w *Watcher) flush(ctx context.Context) {
 	select {
 	case w.out <- b:
 		w.seq++
+		w.lastSent = time.Now()
 		w.inflight = append(w.inflight, sentBatch{seq: b.Seq, ends: w.batchEnds, gone: w.batchGone, ready: b.Ready})
 		w.clearBatch()
 	case <-w.rewindWake:

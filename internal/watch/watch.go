@@ -35,6 +35,11 @@ const (
 	// eventBuffer is how many folder events wait while a batch is handed
 	// out: the next batch takes them all at once.
 	eventBuffer = 4096
+	// batchGap: after a batch, the next one waits this long, gathering
+	// what is read meanwhile, so that busy agents cost one store per gap
+	// rather than one per line; the first batch after a quiet moment goes
+	// at once (docs/performance.md).
+	batchGap = 25 * time.Millisecond
 	// A batch is sent once it holds this many records, or bytes of lines.
 	batchRecords = 1024
 	batchBytes   = 4 << 20
@@ -153,6 +158,7 @@ type Watcher struct {
 	unwatched  map[string]bool     // folders whose watch was refused
 	perDir     map[string]int      // followed files per folder
 	lastScan   time.Time           // the last full scan
+	lastSent   time.Time           // when the last batch was handed out
 	owed       map[*tail]time.Time // files with skipped lines not logged yet, since when
 	tails      map[string]*tail
 	open       map[*tail]struct{}
@@ -409,6 +415,19 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	chores := time.NewTimer(time.Hour)
 	defer chores.Stop()
+	gap := time.NewTimer(time.Hour)
+	gap.Stop()
+	defer gap.Stop()
+	soon := func() { // hands out the batch, at most once per batchGap
+		if len(w.batch.Records) == 0 {
+			return
+		}
+		if wait := batchGap - time.Since(w.lastSent); wait > 0 {
+			gap.Reset(wait)
+			return
+		}
+		w.flush(ctx)
+	}
 	for {
 		w.armChores(chores)
 		select {
@@ -420,7 +439,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 				continue
 			}
 			w.handleAll(ctx, ev, events)
-			w.flush(ctx)
+			soon()
 		case err, ok := <-errs:
 			if !ok {
 				errs = nil
@@ -438,13 +457,15 @@ func (w *Watcher) Run(ctx context.Context) error {
 				continue
 			}
 			w.handleFolders(ctx, cs)
-			w.flush(ctx)
+			soon()
 		case <-w.syncWake:
 			w.runSyncs(ctx)
 		case <-w.rewindWake:
 			w.rewind(ctx)
 		case m := <-w.live.msgs:
 			w.takeLive(ctx, m)
+			soon()
+		case <-gap.C:
 			w.flush(ctx)
 		case <-chores.C:
 			w.doChores(ctx)
