@@ -32,9 +32,9 @@ race: ## the packages' own tests under the race detector (run by .ci/run)
 torture: ## the crash and bad-input suite, CI-sized; NUDGE_TORTURE_SCALE=N runs N times as many kills and turns
 	$(GO) test -tags torture -count=1 -timeout 60m -v ./e2e/torture/
 
-bench: ## benchmarks, side by side in one run
+bench: ## benchmarks, side by side in one run (≈ 12 min; BENCH_FLAGS=-long adds the long rows)
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./internal/...
-	bash bench/detect.sh
+	$(GO) run ./bench/perf $(BENCH_FLAGS)
 
 fuzz: ## each fuzz target for FUZZTIME; new corpus entries stay in testdata/fuzz
 	@for pkg in $$($(GO) list ./internal/...); do \

@@ -88,6 +88,7 @@ type column struct {
 	first, second        time.Duration
 	cpuPerMin            float64 // idle CPU seconds per minute
 	rss, rssAfter        int     // KB, after the first scan and after a restart
+	anon, anonAfter      int     // their anonymous part
 	fds, fdsAfter        int
 	detectP50, detectP99 time.Duration
 	busy                 []busyFigure
@@ -115,14 +116,16 @@ func (b *bench) measure(home string, files int, mode string, rows []busyRow) col
 	d := b.start(env, data)
 	c.first = d.ready
 	time.Sleep(3 * time.Second) // what the first scan left to the collector
-	c.rss, c.fds = d.rss(), d.fds()
+	c.rss, c.anon = d.rss()
+	c.fds = d.fds()
 	c.cpuPerMin = d.idleCPU(b.idle)
 	d.stop()
 
 	d = b.start(env, data)
 	c.second = d.ready
 	time.Sleep(3 * time.Second)
-	c.rssAfter, c.fdsAfter = d.rss(), d.fds()
+	c.rssAfter, c.anonAfter = d.rss()
+	c.fdsAfter = d.fds()
 	defer d.stop()
 
 	w := newWriter(home, fmt.Sprintf("detect-%d-%s", files, mode))
@@ -239,19 +242,24 @@ func (d *daemon) idleCPU(window time.Duration) float64 {
 	return (d.cpu() - before).Seconds() / window.Minutes()
 }
 
-// rss is the daemon's resident memory in KB.
-func (d *daemon) rss() int {
+// rss is the daemon's resident memory in KB: all of it, and its anonymous
+// part (without the pages of the program file it has touched).
+func (d *daemon) rss() (all, anon int) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", d.cmd.Process.Pid))
 	check(err)
 	defer f.Close()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
-		if v, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
-			n, _ := strconv.Atoi(strings.Fields(v)[0])
-			return n
+		k, v, _ := strings.Cut(s.Text(), ":")
+		n, _ := strconv.Atoi(strings.Fields(v + " 0")[0])
+		switch k {
+		case "VmRSS":
+			all = n
+		case "RssAnon":
+			anon = n
 		}
 	}
-	return 0
+	return all, anon
 }
 
 func (d *daemon) fds() int {
@@ -428,12 +436,15 @@ func report(out *os.File, cols []column, rows []busyRow) {
 		fmt.Fprintln(tw)
 	}
 	line("history (files) / watcher", func(c column) string { return fmt.Sprintf("%d %s", c.files, c.mode) })
-	line("find over the tree", func(c column) string { return secs(c.find) })
+	line("find -type f over the tree", func(c column) string { return secs(c.find) })
 	line("first start → ready", func(c column) string { return fmt.Sprintf("%s (%.1f×)", secs(c.first), ratio(c.first, c.find)) })
 	line("second start → ready", func(c column) string { return fmt.Sprintf("%s (%.1f×)", secs(c.second), ratio(c.second, c.find)) })
 	line("idle CPU s/min", func(c column) string { return fmt.Sprintf("%.3f", c.cpuPerMin) })
 	line("idle RSS MB (first scan / restart)", func(c column) string {
 		return fmt.Sprintf("%.1f / %.1f", float64(c.rss)/1024, float64(c.rssAfter)/1024)
+	})
+	line("  of it anonymous (not the program file)", func(c column) string {
+		return fmt.Sprintf("%.1f / %.1f", float64(c.anon)/1024, float64(c.anonAfter)/1024)
 	})
 	line("open fds (first scan / restart)", func(c column) string { return fmt.Sprintf("%d / %d", c.fds, c.fdsAfter) })
 	line("detection p50 / p99 (1 session)", func(c column) string { return ms(c.detectP50) + " / " + ms(c.detectP99) })
