@@ -245,7 +245,7 @@ func (c *core) startRefusing(refuse bool) {
 	d.settings = retry.DefaultSettings()
 	d.settings.Message = coreText
 	ctx, cancel := context.WithCancel(context.Background())
-	w, err := d.newWatcher(ctx)
+	w, err := d.newWatcher(ctx, time.Time{})
 	if err != nil {
 		c.t.Fatal(err)
 	}

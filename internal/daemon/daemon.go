@@ -162,6 +162,7 @@ func New(cfg config.Config, log *slog.Logger) (*Daemon, error) {
 func (d *Daemon) Run(ctx context.Context) error {
 	defer d.lock.release()
 
+	stored := lastWrite(filepath.Join(d.cfg.DataDir, "nudge.db"))
 	db, err := inbox.Open(filepath.Join(d.cfg.DataDir, "nudge.db"))
 	if err != nil {
 		return err
@@ -173,7 +174,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := d.loadSettings(ctx); err != nil {
 		return err
 	}
-	w, err := d.newWatcher(ctx)
+	w, err := d.newWatcher(ctx, stored)
 	if err != nil {
 		return err
 	}
@@ -217,7 +218,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 // newWatcher builds the watcher over the enabled agents' roots, from the
 // stored positions.
-func (d *Daemon) newWatcher(ctx context.Context) (*watch.Watcher, error) {
+func (d *Daemon) newWatcher(ctx context.Context, stored time.Time) (*watch.Watcher, error) {
 	positions, err := d.store.Positions(ctx)
 	if err != nil {
 		return nil, err
@@ -229,6 +230,7 @@ func (d *Daemon) newWatcher(ctx context.Context) (*watch.Watcher, error) {
 	w, err := watch.New(watch.Options{
 		Sources:   sources,
 		Positions: watchPositions(positions),
+		Stored:    stored,
 		LineCap:   int(d.cfg.Watch.LineCap),
 		Rescan:    d.cfg.Watch.Rescan,
 		Events:    d.cfg.Watch.Events,
@@ -240,6 +242,22 @@ func (d *Daemon) newWatcher(ctx context.Context) (*watch.Watcher, error) {
 	}
 	d.source = w
 	return w, nil
+}
+
+// lastWrite is when the database at path was last written, before this
+// run opens it: the newest modification time of it and its write-ahead
+// log, less a second for coarse clocks (zero when there is none).
+func lastWrite(path string) time.Time {
+	var last time.Time
+	for _, p := range []string{path, path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil && fi.ModTime().After(last) {
+			last = fi.ModTime()
+		}
+	}
+	if last.IsZero() {
+		return last
+	}
+	return last.Add(-time.Second)
 }
 
 // serve runs the watcher w and the loop until ctx ends or Quit is called,

@@ -69,7 +69,8 @@ func (w *Watcher) settled(ctx context.Context, t *tail, fi os.FileInfo) bool {
 		t.size, t.mtime = size, fi.ModTime()
 		w.checkpointOf(ctx, t)
 		return true
-	case t.known && t.f == nil && dev == t.dev && ino == t.ino && size == t.lines.start && t.lines.pos == t.lines.start:
+	case t.known && t.f == nil && dev == t.dev && ino == t.ino && size == t.lines.start && t.lines.pos == t.lines.start &&
+		(!w.initial || fi.ModTime().Before(w.opts.Stored)):
 		t.size, t.mtime = size, fi.ModTime()
 		return true
 	}

@@ -104,6 +104,10 @@ type Options struct {
 	// without one is read from its start, unless its root is at its first
 	// look (Source.FirstLook).
 	Positions map[string]Position
+	// Stored is when Positions were last stored (zero: unknown). At the
+	// start, a file modified since is opened and its identity checked even
+	// when its size is still its position; an older one is not opened.
+	Stored time.Time
 	// LineCap (default 8 MiB): longer lines are skipped, counted and logged.
 	LineCap int
 	// MaxOpen (default 64) is how many files are held open at most.
