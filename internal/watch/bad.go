@@ -2,7 +2,6 @@ package watch
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -41,7 +40,7 @@ func badRecord(line []byte) string {
 		return ""
 	case bytes.IndexByte(line, 0) >= 0:
 		return "binary data"
-	case !json.Valid(line):
+	case !validJSON(line):
 		return "not a JSON record (malformed or cut off)"
 	}
 	return ""
