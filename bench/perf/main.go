@@ -26,8 +26,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"nudge/internal/classify"
 	"nudge/internal/history"
 	"nudge/internal/samples"
+	"nudge/internal/watch/disk"
 )
 
 func main() {
@@ -57,6 +59,7 @@ func main() {
 		rows = append(rows, busyRow{500, 20})
 	}
 	b := &bench{nudge: *nudge, work: work, idle: *idle, busy: *busy}
+	empty := b.emptyStart()
 	var cols []column
 	for _, n := range ints(*sizes) {
 		home := historyHome(*cache, n)
@@ -65,7 +68,22 @@ func main() {
 			cols = append(cols, b.measure(home, n, mode, rows))
 		}
 	}
-	report(os.Stdout, cols, rows)
+	report(os.Stdout, cols, rows, empty)
+}
+
+// emptyStart is the best of three first starts on a home with no history:
+// what a start costs before any file.
+func (b *bench) emptyStart() time.Duration {
+	best := time.Duration(1 << 62)
+	for i := range 3 {
+		home := filepath.Join(b.work, fmt.Sprint("empty-", i))
+		check(os.MkdirAll(home, 0o700))
+		data := filepath.Join(b.work, fmt.Sprint("data-empty-", i))
+		d := b.start(b.env(home, data, "auto"), data)
+		best = min(best, d.ready)
+		d.stop()
+	}
+	return best
 }
 
 // bench holds what every measurement shares.
@@ -84,7 +102,7 @@ func (r busyRow) String() string { return fmt.Sprintf("%d × %d lines/s", r.sess
 type column struct {
 	files                int
 	mode                 string
-	find                 time.Duration
+	find, findStat       time.Duration
 	first, second        time.Duration
 	cpuPerMin            float64 // idle CPU seconds per minute
 	rss, rssAfter        int     // KB, after the first scan and after a restart
@@ -109,7 +127,7 @@ func (b *bench) measure(home string, files int, mode string, rows []busyRow) col
 	for _, l := range leftovers {
 		check(os.RemoveAll(l)) // of a run that was stopped
 	}
-	c := column{files: files, mode: mode, find: b.find(home)}
+	c := column{files: files, mode: mode, find: b.find(home, "-type", "f"), findStat: b.find(home, "-type", "f", "-printf", "%s %T@\n")}
 	data := filepath.Join(b.work, fmt.Sprintf("data-%d-%s", files, mode))
 	env := b.env(home, data, mode)
 
@@ -155,11 +173,11 @@ func (b *bench) env(home, data, mode string) []string {
 
 // find times `find` over the history (the best of three, after one run that
 // warms the caches).
-func (b *bench) find(home string) time.Duration {
+func (b *bench) find(home string, args ...string) time.Duration {
 	best := time.Duration(1 << 62)
 	for i := range 4 {
 		start := time.Now()
-		cmd := exec.Command("find", home, "-type", "f")
+		cmd := exec.Command("find", append([]string{home}, args...)...)
 		check(cmd.Run())
 		if i > 0 {
 			best = min(best, time.Since(start))
@@ -268,45 +286,75 @@ func (d *daemon) fds() int {
 	return len(names)
 }
 
-// writer appends Claude Code records, made from a captured transcript, to
-// transcripts of sessions of its own, each record stamped with the time it
-// is written.
+// writer appends Claude Code records of agents at work, taken from a
+// captured transcript, to transcripts of sessions of its own: each turn a
+// person's prompt, turnRecords records of the agent at work (answers, tool
+// calls and results) and the turn's end; every record stamped with the
+// time it is written and given an id of its own.
 type writer struct {
-	dir   string
-	lines []string
+	dir                  string
+	prompt, done         string
+	work                 []string
+	ids                  []string // the ids in the sample
+	turnRecords, written int
 }
 
-var stamp = regexp.MustCompile(`"timestamp":"[^"]*"`)
+var (
+	stamp    = regexp.MustCompile(`"timestamp":"[^"]*"`)
+	recordID = regexp.MustCompile(`"uuid":"[^"]*"`)
+)
 
 func newWriter(home, project string) *writer {
-	b, err := os.ReadFile(samples.Dir("claude", "interactive-main.jsonl"))
+	path := samples.Dir("claude", "interactive-main.jsonl")
+	b, err := os.ReadFile(path)
 	check(err)
 	dir := filepath.Join(home, ".claude", "projects", "-bench-"+project)
 	check(os.RemoveAll(dir))
 	check(os.MkdirAll(dir, 0o700))
-	return &writer{dir: dir, lines: strings.SplitAfter(strings.TrimSuffix(string(b), "\n")+"\n", "\n")[:strings.Count(string(b), "\n")]}
+	w := &writer{dir: dir, ids: history.IDs(string(b)), turnRecords: 200}
+	agent, _ := classify.Lookup("claude")
+	r := agent.NewReader(path, disk.Files{})
+	for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		var kinds []classify.Kind
+		for _, ev := range r.Read([]byte(l)) {
+			kinds = append(kinds, ev.Kind)
+		}
+		switch {
+		case len(kinds) == 0:
+		case w.prompt == "" && kinds[0] == classify.UserMessage:
+			w.prompt = l + "\n"
+		case w.done == "" && slices.Equal(kinds, []classify.Kind{classify.TurnDone}):
+			w.done = l + "\n"
+		case !slices.ContainsFunc(kinds, func(k classify.Kind) bool { return k != classify.AgentActivity }):
+			w.work = append(w.work, l+"\n")
+		}
+	}
+	if w.prompt == "" || w.done == "" || len(w.work) == 0 {
+		log.Fatalf("%s: no prompt, turn end or records of work to write", path)
+	}
+	return w
 }
 
 // session is one transcript being written.
 type session struct {
-	id    string
-	f     *os.File
-	lines []string // the sample's lines with this session's ids
-	next  int
+	id           string
+	n            int
+	f            *os.File
+	prompt, done string   // the writer's records with this session's ids
+	work         []string // the same
+	turnRecords  int
+	next         int
 }
 
+var sessionID = regexp.MustCompile(`"sessionId":"([^"]*)"`)
+
 func (w *writer) session(i int) *session {
-	ids := history.IDs(strings.Join(w.lines, ""))
-	r := history.NewIDs(ids, fmt.Sprintf("%s/%d", w.dir, i))
-	s := &session{}
-	for _, l := range w.lines {
-		s.lines = append(s.lines, r.Replace(l))
+	ids := history.NewIDs(w.ids, fmt.Sprintf("%s/%d", w.dir, i))
+	s := &session{n: i, prompt: ids.Replace(w.prompt), done: ids.Replace(w.done), turnRecords: w.turnRecords}
+	for _, l := range w.work {
+		s.work = append(s.work, ids.Replace(l))
 	}
-	var meta struct {
-		SessionID string `json:"sessionId"`
-	}
-	check(json.Unmarshal([]byte(s.lines[0]), &meta))
-	s.id = meta.SessionID
+	s.id = sessionID.FindStringSubmatch(s.prompt)[1]
 	f, err := os.OpenFile(filepath.Join(w.dir, s.id+".jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	check(err)
 	s.f = f
@@ -315,10 +363,19 @@ func (w *writer) session(i int) *session {
 
 // write appends the session's next record, stamped now; it returns its size.
 func (s *session) write() int {
-	l := s.lines[s.next%len(s.lines)]
+	var l string
+	switch n := s.next % (s.turnRecords + 2); n {
+	case 0:
+		l = s.prompt
+	case s.turnRecords + 1:
+		l = s.done
+	default:
+		l = s.work[(s.next/(s.turnRecords+2)*s.turnRecords+n-1)%len(s.work)]
+	}
 	s.next++
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	l = stamp.ReplaceAllLiteralString(l, `"timestamp":"`+now+`"`)
+	l = recordID.ReplaceAllLiteralString(l, fmt.Sprintf(`"uuid":"%08x-0000-4000-8000-%012x"`, s.n, s.next))
 	_, err := s.f.WriteString(l)
 	check(err)
 	return len(l)
@@ -424,9 +481,10 @@ func quantile(d []time.Duration, q float64) time.Duration {
 }
 
 // report prints the columns side by side.
-func report(out *os.File, cols []column, rows []busyRow) {
+func report(out *os.File, cols []column, rows []busyRow, empty time.Duration) {
 	host, _ := os.Hostname()
-	fmt.Fprintf(out, "\nnudge side by side, %s, %s, %d CPUs\n\n", time.Now().Format("2006-01-02"), host, numCPU())
+	fmt.Fprintf(out, "\nnudge side by side, %s, %s, %d CPUs\n", time.Now().Format("2006-01-02"), host, numCPU())
+	fmt.Fprintf(out, "a start with no history at all: ready in %s\n\n", secs(empty))
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	line := func(name string, f func(c column) string) {
 		fmt.Fprint(tw, name+"\t")
@@ -437,6 +495,7 @@ func report(out *os.File, cols []column, rows []busyRow) {
 	}
 	line("history (files) / watcher", func(c column) string { return fmt.Sprintf("%d %s", c.files, c.mode) })
 	line("find -type f over the tree", func(c column) string { return secs(c.find) })
+	line("find -printf size, time (a stat a file)", func(c column) string { return secs(c.findStat) })
 	line("first start → ready", func(c column) string { return fmt.Sprintf("%s (%.1f×)", secs(c.first), ratio(c.first, c.find)) })
 	line("second start → ready", func(c column) string { return fmt.Sprintf("%s (%.1f×)", secs(c.second), ratio(c.second, c.find)) })
 	line("idle CPU s/min", func(c column) string { return fmt.Sprintf("%.3f", c.cpuPerMin) })
@@ -459,7 +518,7 @@ func report(out *os.File, cols []column, rows []busyRow) {
 }
 
 func ratio(a, b time.Duration) float64 { return a.Seconds() / b.Seconds() }
-func secs(d time.Duration) string      { return fmt.Sprintf("%.2f s", d.Seconds()) }
+func secs(d time.Duration) string      { return fmt.Sprintf("%.3f s", d.Seconds()) }
 func ms(d time.Duration) string {
 	if d < 0 {
 		return "—"

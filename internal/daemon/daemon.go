@@ -82,6 +82,9 @@ type Daemon struct {
 	// positioned: when each file read since the start last had its
 	// position stored (handleBatch).
 	positioned map[string]time.Time
+	// viewBuilt: when the view was last rebuilt (the machine's clock);
+	// viewDue: when a change held back by viewGap is shown (view.go).
+	viewBuilt, viewDue time.Time
 	// viewExpires: when a session shown for being recent leaves the views.
 	viewExpires time.Time
 	// ready: the first scan is done and stored; until then, what is read
@@ -350,7 +353,7 @@ func (d *Daemon) loop(ctx context.Context) error {
 		case f := <-d.calls:
 			f()
 		case <-stats:
-			d.refreshView()
+			d.viewChanged()
 		}
 	}
 }
@@ -382,17 +385,24 @@ func (d *Daemon) armTimer(t *time.Timer) {
 		}
 	}
 	due(d.viewExpires)
-	if next.IsZero() {
+	wait := time.Duration(-1)
+	if !next.IsZero() {
+		wait = max(next.Sub(d.now()), 0)
+	}
+	if !d.viewDue.IsZero() && (wait < 0 || time.Until(d.viewDue) < wait) {
+		wait = max(time.Until(d.viewDue), 0)
+	}
+	if wait < 0 {
 		t.Stop()
 		return
 	}
-	t.Reset(max(next.Sub(d.now()), 0))
+	t.Reset(wait)
 }
 
 // handleTimer takes again the steps a failing store refused, then acts on
 // what is due: wakes, quiet files, liveness checks, the views.
 func (d *Daemon) handleTimer(ctx context.Context) {
-	if !d.viewExpires.IsZero() && !d.now().Before(d.viewExpires) {
+	if !d.viewExpires.IsZero() && !d.now().Before(d.viewExpires) || !d.viewDue.IsZero() && !time.Now().Before(d.viewDue) {
 		d.refreshView()
 	}
 	if d.holding() {

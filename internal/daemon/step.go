@@ -170,7 +170,10 @@ func (d *Daemon) handleBatch(ctx context.Context, b watch.Batch) {
 	}
 	var idents [][]byte
 	for _, f := range events {
-		if f.ident != nil {
+		// An agent's activity is stored only when it changes a session's
+		// state, and then without a look-up: storing it again is a no-op,
+		// and observing it again changes nothing told.
+		if f.ident != nil && f.ev.Kind != classify.AgentActivity {
 			idents = append(idents, f.ident)
 		}
 	}
@@ -464,8 +467,10 @@ func (d *Daemon) finish(ctx context.Context, st *step, now time.Time) bool {
 		debug.FreeOSMemory()
 		d.settleInterrupted(ctx)
 	}
-	if len(st.touched) > 0 || len(st.active) > 0 || st.ready {
+	if len(st.touched) > 0 || st.ready {
 		d.refreshView()
+	} else if len(st.active) > 0 {
+		d.viewChanged()
 	}
 	return true
 }

@@ -16,6 +16,7 @@ import (
 // views (viewExpires). It runs on the loop, so readers never touch the
 // sessions themselves.
 func (d *Daemon) refreshView() {
+	d.viewBuilt, d.viewDue = time.Now(), time.Time{}
 	stats := d.source.Stats()
 	v := status.Status{
 		Daemon: &status.Daemon{
@@ -73,6 +74,21 @@ func sessionView(key retry.Key, project string, state retry.State, note string, 
 		}
 	}
 	return s
+}
+
+// viewGap: changes that only move times and counts (an agent at work, a
+// file opened) are shown at most this often; the first after a quiet
+// moment at once.
+const viewGap = 250 * time.Millisecond
+
+// viewChanged rebuilds the view for a change of times or counts, or has
+// the loop's timer do it within viewGap.
+func (d *Daemon) viewChanged() {
+	if time.Since(d.viewBuilt) >= viewGap {
+		d.refreshView()
+	} else if d.viewDue.IsZero() {
+		d.viewDue = d.viewBuilt.Add(viewGap)
+	}
 }
 
 // Changed returns a channel that is closed at the next change of the

@@ -140,6 +140,19 @@ func (w *Watcher) forget(ctx context.Context, t *tail) {
 	}
 }
 
+// readWritten brings t up to date after a write event named its path:
+// the file held open is the one written (a file put in its place has an
+// event of its own), so its own stat does.
+func (w *Watcher) readWritten(ctx context.Context, t *tail) {
+	if t.f != nil {
+		if fi, err := t.f.Stat(); err == nil {
+			w.readFile(ctx, t, fi)
+			return
+		}
+	}
+	w.read(ctx, t)
+}
+
 // read brings t up to date with its file.
 func (w *Watcher) read(ctx context.Context, t *tail) {
 	if fi, ok := w.look(ctx, t.path, t); ok {

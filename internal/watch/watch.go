@@ -28,7 +28,7 @@ import (
 const (
 	// Claude Code writes 40 KB+ lines routinely and multi-MB ones on /compact.
 	defaultLineCap   = 8 << 20
-	defaultMaxOpen   = 64
+	defaultMaxOpen   = 256
 	defaultIdleClose = 2 * time.Minute
 	defaultRescan    = 5 * time.Second
 	defaultLatency   = 250 * time.Millisecond
@@ -110,7 +110,8 @@ type Options struct {
 	Stored time.Time
 	// LineCap (default 8 MiB): longer lines are skipped, counted and logged.
 	LineCap int
-	// MaxOpen (default 64) is how many files are held open at most.
+	// MaxOpen (default 256) is how many files are held open at most: each
+	// one written within IdleClose, the sessions at work.
 	MaxOpen int
 	// IdleClose (default 2m) closes files not written for this long.
 	IdleClose time.Duration
@@ -571,6 +572,11 @@ func (w *Watcher) handleAll(ctx context.Context, ev fsnotify.Event, events <-cha
 // scans the folder it names.
 func (w *Watcher) handle(ctx context.Context, ev fsnotify.Event) {
 	if ev.Op&^fsnotify.Chmod == 0 {
+		return
+	}
+	if t := w.tails[ev.Name]; t != nil && ev.Op&^(fsnotify.Write|fsnotify.Chmod) == 0 {
+		t.seen = w.gen
+		w.readWritten(ctx, t) // a followed file written: the common case, busy agents
 		return
 	}
 	if (ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename)) && w.dirs[ev.Name] {
