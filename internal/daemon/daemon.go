@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -85,6 +86,8 @@ type Daemon struct {
 	// viewBuilt: when the view was last rebuilt (the machine's clock);
 	// viewDue: when a change held back by viewGap is shown (view.go).
 	viewBuilt, viewDue time.Time
+	// freeMemory: the first scan is stored; what it built is garbage.
+	freeMemory bool
 	// viewExpires: when a session shown for being recent leaves the views.
 	viewExpires time.Time
 	// ready: the first scan is done and stored; until then, what is read
@@ -354,6 +357,13 @@ func (d *Daemon) loop(ctx context.Context) error {
 			f()
 		case <-stats:
 			d.viewChanged()
+		}
+		if d.freeMemory {
+			// What the first scan built (a position per file, its batch
+			// and transaction) is garbage once its step is done: give it
+			// back rather than hold it all day (docs/performance.md).
+			d.freeMemory = false
+			debug.FreeOSMemory()
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"runtime/debug"
 	"time"
 
 	"nudge/internal/advice"
@@ -461,10 +460,7 @@ func (d *Daemon) finish(ctx context.Context, st *step, now time.Time) bool {
 	if st.ready && !d.ready {
 		d.ready, d.looks = true, nil
 		d.log.Info("first scan stored; following the session files")
-		// What the first scan built (a position per file, its batch and
-		// transaction) is garbage now: give it back rather than holding
-		// it for the day (docs/performance.md).
-		debug.FreeOSMemory()
+		d.freeMemory = true
 		d.settleInterrupted(ctx)
 	}
 	if len(st.touched) > 0 || st.ready {

@@ -19,8 +19,11 @@ import (
 
 // pragmas apply to every pooled connection (PLATFORM.md §5): WAL so readers
 // and the writer do not block each other, NORMAL because a WAL commit then
-// survives a daemon crash, busy_timeout for other processes (the CLI).
-const pragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)"
+// survives a daemon crash, busy_timeout for other processes (the CLI),
+// a page cache of 256 KiB per connection (SQLite's default is 2 MiB): the
+// daemon's steps touch few pages, and it runs all day
+// (docs/performance.md).
+const pragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=cache_size(-256)"
 
 // ErrNotFound is returned for an entry or attempt id that does not exist.
 var ErrNotFound = errors.New("not found")

@@ -25,9 +25,16 @@ type sentBatch struct {
 func (w *Watcher) Ack(seq uint64) {
 	for {
 		cur := w.acked.Load()
-		if seq <= cur || w.acked.CompareAndSwap(cur, seq) {
+		if seq <= cur {
 			return
 		}
+		if w.acked.CompareAndSwap(cur, seq) {
+			break
+		}
+	}
+	select {
+	case w.ackWake <- struct{}{}:
+	default:
 	}
 }
 

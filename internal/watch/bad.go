@@ -51,7 +51,10 @@ func badRecord(line []byte) string {
 func (w *Watcher) skipped(t *tail, offset int64, reason string) {
 	now := w.now()
 	w.nSkipped.Add(1)
-	b := &t.bad
+	if t.bad == nil {
+		t.bad = &badLines{}
+	}
+	b := t.bad
 	b.unlogged++
 	b.offset, b.reason = offset, reason
 	if b.logged.IsZero() || now.Sub(b.logged) >= badLogEvery {
@@ -73,7 +76,7 @@ func (w *Watcher) skipped(t *tail, offset int64, reason string) {
 
 // logBad writes t's log line for the lines skipped since its last one.
 func (w *Watcher) logBad(t *tail, now time.Time) {
-	b := &t.bad
+	b := t.bad
 	w.log.Warn("bad line skipped", "path", t.path, "offset", b.offset, "reason", b.reason, "lines", b.unlogged)
 	b.unlogged, b.logged = 0, now
 	delete(w.owed, t)

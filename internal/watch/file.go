@@ -147,7 +147,7 @@ type tail struct {
 	used      time.Time
 	// what the last look saw, so a scan can tell a file changed
 	size  int64
-	mtime time.Time
+	mtime int64  // modification time, Unix nanoseconds
 	seen  uint64 // the scan that last found the file
 	// snapshot files: whether content was emitted, and its hash
 	emitted bool
@@ -158,7 +158,7 @@ type tail struct {
 	lastBatch uint64
 	// checkpoint: the next read emits the position even when it reads no line.
 	checkpoint bool
-	bad        badLines
+	bad        *badLines // skipped lines, once there are some
 }
 
 // commitPoint is a position of a tail with the identity of its file.
@@ -185,7 +185,7 @@ func (t *tail) resetTo(c commitPoint) {
 	t.lines.reset(c.offset)
 	t.mark, t.markStale = c.mark, false
 	t.dev, t.ino, t.fp, t.known, t.deferred = c.dev, c.ino, c.fp, c.known, c.deferred
-	t.size, t.mtime = -1, time.Time{}
+	t.size, t.mtime = -1, 0
 	t.emitted = false
 }
 

@@ -59,7 +59,7 @@ func (w *Watcher) HostStarts() int {
 func (w *Watcher) askHost(ctx context.Context, t *tail, fi os.FileInfo) {
 	dev, ino := fileKey(fi)
 	size := fi.Size()
-	t.size, t.mtime, t.used = size, fi.ModTime(), time.Now()
+	t.size, t.mtime, t.used = size, fi.ModTime().UnixNano(), time.Now()
 	switch {
 	case t.atEnd:
 		t.atEnd, t.known, t.dev, t.ino = false, true, dev, ino

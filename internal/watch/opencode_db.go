@@ -52,7 +52,8 @@ func databaseStamp(p string, main os.FileInfo) (size int64, mtime time.Time) {
 func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
 	w.wakeLive() // an OpenCode process is at work: it may run a server
 	dev, ino := fileKey(fi)
-	t.size, t.mtime = databaseStamp(t.path, fi)
+	size, mtime := databaseStamp(t.path, fi)
+	t.size, t.mtime = size, mtime.UnixNano()
 	if wal, err := opencode.InWAL(t.path); err != nil || !wal {
 		// Not readable yet without getting in OpenCode's way; its switch
 		// to WAL changes the file and brings it back here.

@@ -39,7 +39,7 @@ func (w *Watcher) visit(ctx context.Context, r *root, p string, set FileSet, for
 		if t.database {
 			size, mtime = databaseStamp(p, fi)
 		}
-		if size == t.size && mtime.Equal(t.mtime) && dev == t.dev && ino == t.ino {
+		if size == t.size && mtime.UnixNano() == t.mtime && dev == t.dev && ino == t.ino {
 			t.seen = w.gen
 			return
 		}
@@ -66,12 +66,12 @@ func (w *Watcher) settled(ctx context.Context, t *tail, fi os.FileInfo) bool {
 		t.atEnd, t.known, t.deferred, t.dev, t.ino = false, true, true, dev, ino
 		t.lines.reset(size)
 		t.committed = t.point()
-		t.size, t.mtime = size, fi.ModTime()
+		t.size, t.mtime = size, fi.ModTime().UnixNano()
 		w.checkpointOf(ctx, t)
 		return true
 	case t.known && t.f == nil && dev == t.dev && ino == t.ino && size == t.lines.start && t.lines.pos == t.lines.start &&
 		(!w.initial || fi.ModTime().Before(w.opts.Stored)):
-		t.size, t.mtime = size, fi.ModTime()
+		t.size, t.mtime = size, fi.ModTime().UnixNano()
 		return true
 	}
 	return false
@@ -100,10 +100,6 @@ func (w *Watcher) look(ctx context.Context, p string, t *tail) (fi os.FileInfo, 
 // (docs/durability.md).
 func (w *Watcher) track(r *root, p string, set FileSet) *tail {
 	t := &tail{agent: r.Agent, path: p, snapshot: set.Snapshot, database: set.Database, host: set.Host != "", json: set.JSON, lines: lineSplitter{max: w.opts.LineCap}}
-	t.lines.onSkip = func(start, end int64) {
-		t.markStale, t.checkpoint = true, true
-		w.skipped(t, start, capReason(end-start, w.opts.LineCap))
-	}
 	if pos, ok := w.opts.Positions[p]; ok && !set.Snapshot {
 		t.known, t.dev, t.ino = true, pos.File.Dev, pos.File.Inode
 		t.fp, t.deferred = parseFingerprint(pos.File.Fingerprint), pos.File.Fingerprint == ""
@@ -224,7 +220,7 @@ func (w *Watcher) readFile(ctx context.Context, t *tail, fi os.FileInfo) {
 	if len(head) > t.fp.n {
 		t.fp = fingerprintOf(head)
 	}
-	t.size, t.mtime = size, open.ModTime()
+	t.size, t.mtime = size, open.ModTime().UnixNano()
 	if t.snapshot {
 		w.readSnapshot(ctx, t, size)
 	} else {
@@ -402,6 +398,12 @@ func (w *Watcher) hold(t *tail, f *os.File) {
 		w.close(oldest)
 	}
 	t.f, t.used = f, time.Now()
+	// Lines are read only from an open file: what tells of a skipped one
+	// lives as long as it is open, not with every file followed.
+	t.lines.onSkip = func(start, end int64) {
+		t.markStale, t.checkpoint = true, true
+		w.skipped(t, start, capReason(end-start, w.opts.LineCap))
+	}
 	w.open[t] = struct{}{}
 	w.nOpen.Store(int64(len(w.open)))
 	w.statsChanged()
@@ -415,7 +417,7 @@ func (w *Watcher) close(t *tail) {
 	if err := t.f.Close(); err != nil {
 		w.log.Debug("closing session file", "path", t.path, "err", err)
 	}
-	t.f = nil
+	t.f, t.lines.onSkip = nil, nil
 	t.lines.rewind()
 	delete(w.open, t)
 	w.nOpen.Store(int64(len(w.open)))

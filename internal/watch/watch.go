@@ -191,6 +191,7 @@ type Watcher struct {
 	acked      atomic.Uint64 // the last batch acknowledged
 	rewinds    atomic.Uint64 // the Rewinds asked for
 	rewindWake chan struct{}
+	ackWake    chan struct{} // an Ack came: what it covers is let go
 
 	syncMu   sync.Mutex
 	syncs    []string
@@ -264,6 +265,7 @@ func New(opts Options) (*Watcher, error) {
 		live:      newLiveState(),
 
 		rewindWake: make(chan struct{}, 1),
+		ackWake:    make(chan struct{}, 1),
 		badFiles:   map[string]*SkippedFile{},
 		batchEnds:  map[*tail]commitPoint{},
 	}
@@ -467,6 +469,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 			w.runSyncs(ctx)
 		case <-w.rewindWake:
 			w.rewind(ctx)
+		case <-w.ackWake:
+			w.prune()
 		case m := <-w.live.msgs:
 			w.takeLive(ctx, m)
 			soon()
