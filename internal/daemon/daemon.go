@@ -363,6 +363,9 @@ func (d *Daemon) loop(ctx context.Context) error {
 			// and transaction) is garbage once its step is done: give it
 			// back rather than hold it all day (docs/performance.md).
 			d.freeMemory = false
+			if err := d.store.Shrink(ctx); err != nil {
+				d.log.Debug("cannot shrink the database's cache", "err", err)
+			}
 			debug.FreeOSMemory()
 		}
 	}

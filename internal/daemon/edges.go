@@ -22,6 +22,8 @@ type store interface {
 	Unfinished(ctx context.Context) ([]inbox.AttemptRow, error)
 	Meta(ctx context.Context, key string) (string, bool, error)
 	SetMeta(ctx context.Context, key, value string) error
+	// Shrink gives back the memory of caches a large step filled.
+	Shrink(ctx context.Context) error
 }
 
 // source hands out the records of the session files (watch.Watcher).

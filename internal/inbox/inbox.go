@@ -19,11 +19,13 @@ import (
 
 // pragmas apply to every pooled connection (PLATFORM.md §5): WAL so readers
 // and the writer do not block each other, NORMAL because a WAL commit then
-// survives a daemon crash, busy_timeout for other processes (the CLI),
-// a page cache of 256 KiB per connection (SQLite's default is 2 MiB): the
-// daemon's steps touch few pages, and it runs all day
+// survives a daemon crash, busy_timeout for other processes (the CLI).
+const pragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)"
+
+// readerCache is the page cache of each reading connection (SQLite's
+// default is 2 MiB): they answer small look-ups all day
 // (docs/performance.md).
-const pragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=cache_size(-256)"
+const readerCache = "&_pragma=cache_size(-256)"
 
 // ErrNotFound is returned for an entry or attempt id that does not exist.
 var ErrNotFound = errors.New("not found")
@@ -73,7 +75,7 @@ func Open(path string) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("inbox: %s: %w", abs, err)
 	}
-	r, err := sql.Open("sqlite", name+"?"+pragmas+"&_pragma=query_only(1)")
+	r, err := sql.Open("sqlite", name+"?"+pragmas+readerCache+"&_pragma=query_only(1)")
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("inbox: open %s for reading: %w", abs, err)
@@ -215,4 +217,13 @@ func fromMS(v sql.NullInt64) time.Time {
 		return time.Time{}
 	}
 	return time.UnixMilli(v.Int64).UTC()
+}
+
+// Shrink gives back the memory the writing connection's page cache holds,
+// after a step that touched many pages (a first look's positions).
+func (db *DB) Shrink(ctx context.Context) error {
+	if _, err := db.w.ExecContext(ctx, "PRAGMA shrink_memory"); err != nil {
+		return fmt.Errorf("inbox: shrink memory: %w", err)
+	}
+	return nil
 }
