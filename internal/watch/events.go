@@ -101,10 +101,8 @@ func (w *Watcher) lookInDir(ctx context.Context, r *root, dir string, rel []stri
 		if set, ok := r.fileSet(sub); ok && !e.IsDir() {
 			files++
 			w.visit(ctx, r, name, set, set.Wake)
-		} else if r.leadsTo(sub) && !w.dirs[name] {
-			if fi, err := os.Stat(name); err == nil && fi.IsDir() {
-				w.scanDir(ctx, r, name, sub)
-			}
+		} else if r.leadsTo(sub) && !w.dirs[name] && w.isDir(name) {
+			w.scanDir(ctx, r, name, sub)
 		}
 	}
 	for d := range w.dirs {

@@ -600,12 +600,23 @@ func (w *Watcher) handle(ctx context.Context, ev fsnotify.Event) {
 		} else if db, set, ok := r.databaseOf(ev.Name, rel); ok {
 			w.visit(ctx, r, db, set, true)
 		}
-		if ev.Has(fsnotify.Create) && r.leadsTo(rel) {
-			if fi, err := os.Stat(ev.Name); err == nil && fi.IsDir() {
-				w.scanDir(ctx, r, ev.Name, rel)
-			}
+		if ev.Has(fsnotify.Create) && r.leadsTo(rel) && w.isDir(ev.Name) {
+			w.scanDir(ctx, r, ev.Name, rel)
 		}
 	}
+}
+
+// isDir reports whether name is a folder, following a link; a link that
+// cannot be followed (a loop) is logged once.
+func (w *Watcher) isDir(name string) bool {
+	fi, err := os.Stat(name)
+	if err == nil {
+		return fi.IsDir()
+	}
+	if li, lerr := os.Lstat(name); lerr == nil && li.Mode()&fs.ModeSymlink != 0 {
+		w.problem(name, "cannot follow link", err)
+	}
+	return false
 }
 
 // runSyncs reads each path asked for by Sync and answers it.

@@ -197,6 +197,15 @@ func TestFolderProblemsDoNotStopWatching(t *testing.T) {
 	if lockedErr != nil && !strings.Contains(logs, "cannot read folder") {
 		t.Errorf("no log of the unreadable folder:\n%s", logs)
 	}
+
+	// A loop made while watching is logged too, from its event alone.
+	later := filepath.Join(projects, "later")
+	if err := os.Symlink("later", later); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the new loop logged", func() bool {
+		return strings.Contains(r.log.String(), `msg="cannot follow link" path=`+later)
+	})
 }
 
 func TestEventOverflowRescans(t *testing.T) {
