@@ -566,6 +566,7 @@ func TestRunClosesEverything(t *testing.T) {
 // only by their folder and gathered over a latency, as FSEvents reports
 // them on macOS (docs/mac.md).
 func TestFolderLevelDesign(t *testing.T) {
+	testenv.Slow(t)
 	events = EventsFolders
 	defer func() { events = EventsAuto }()
 	for name, test := range map[string]func(*testing.T){
