@@ -99,46 +99,41 @@ func (d *Daemon) observeSettled(ctx context.Context, settled []found) {
 
 // checkLiveness looks, off the loop, for the process of every quiet open
 // turn whose check is due. A process not found is gone; one found has its
-// end watched, and its end is told then.
+// end watched, and at its end the search is made once more (another
+// process may have taken the session on).
 func (d *Daemon) checkLiveness(ctx context.Context) {
 	now := d.now()
-	type probe struct {
-		s *session
-		t inject.Target
-	}
-	var probes []probe
 	for key, at := range d.liveDue {
 		if now.Before(at) {
 			continue
 		}
 		delete(d.liveDue, key)
 		s := d.sessions[key]
+		if s == nil {
+			continue
+		}
 		t := sessionTarget(s.key, s.project, s.transcript, nil, nil, d.othersPIDs(s))
 		if len(t.Hint.Executables) == 0 || t.Hint.Project == "" {
 			continue
 		}
 		s.probing = true
-		probes = append(probes, probe{s, t})
+		d.offLoop.Go(func() { d.probe(ctx, s, t.Hint) })
 	}
-	if len(probes) == 0 {
-		return
-	}
-	d.offLoop.Go(func() {
-		for _, p := range probes {
-			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			exit, err := findExit(pctx, p.t.Hint)
-			cancel()
-			gone := errors.Is(err, inject.ErrNoProcess)
-			select {
-			case d.calls <- func() { d.probed(ctx, p.s, gone, exit) }:
-			case <-ctx.Done():
-				if exit != nil {
-					exit.Stop()
-				}
-				return
-			}
+}
+
+// probe looks for s's process and hands the answer to the loop.
+func (d *Daemon) probe(ctx context.Context, s *session, h inject.Hint) {
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	exit, err := findExit(pctx, h)
+	cancel()
+	gone := errors.Is(err, inject.ErrNoProcess)
+	select {
+	case d.calls <- func() { d.probed(ctx, s, h, gone, exit) }:
+	case <-ctx.Done():
+		if exit != nil {
+			exit.Stop()
 		}
-	})
+	}
 }
 
 // findExit finds the session's process and watches its end; an error
@@ -156,20 +151,17 @@ func findExit(ctx context.Context, h inject.Hint) (*proc.Exit, error) {
 }
 
 // probed takes a liveness answer: a gone process of a still-open turn is an
-// ending without a result; a live one's end is waited for; a check that
-// could not tell is tried again later.
-func (d *Daemon) probed(ctx context.Context, s *session, gone bool, exit *proc.Exit) {
-	s.probing = false
+// ending without a result; a live one's end is waited for, then looked for
+// again; a check that could not tell is tried again later.
+func (d *Daemon) probed(ctx context.Context, s *session, h inject.Hint, gone bool, exit *proc.Exit) {
+	s.probing, s.exit = false, nil
 	switch {
 	case exit != nil:
 		s.exit, s.liveTries = exit, 0
 		d.offLoop.Go(func() {
 			select {
 			case <-exit.Done:
-				select {
-				case d.calls <- func() { s.exit = nil; d.probed(ctx, s, true, nil) }:
-				case <-ctx.Done():
-				}
+				d.probe(ctx, s, h)
 			case <-ctx.Done():
 				exit.Stop()
 			}

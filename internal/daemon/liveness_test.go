@@ -92,13 +92,15 @@ func TestOpenTurnWithoutProcessIsToldOnce(t *testing.T) {
 	}
 }
 
-func TestOpenTurnWithLiveProcessStaysWorking(t *testing.T) {
-	project := t.TempDir()
-	bin := filepath.Join(t.TempDir(), "kimi-code")
+// startAgent runs a stand-in of the Kimi Code CLI (sleep under its name)
+// in project.
+func startAgent(t *testing.T, project string) *exec.Cmd {
+	t.Helper()
 	sleep, err := exec.LookPath("sleep")
 	if err != nil {
 		t.Skip("no sleep(1)")
 	}
+	bin := filepath.Join(t.TempDir(), "kimi-code")
 	if err := os.Symlink(sleep, bin); err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +110,12 @@ func TestOpenTurnWithLiveProcessStaysWorking(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { agent.Process.Kill(); agent.Wait() })
+	return agent
+}
+
+func TestOpenTurnWithLiveProcessStaysWorking(t *testing.T) {
+	project := t.TempDir()
+	agent := startAgent(t, project)
 
 	start := time.Now()
 	d := quietDaemon(t, start.Add(quietBeforeLiveCheck+time.Second))
@@ -125,12 +133,36 @@ func TestOpenTurnWithLiveProcessStaysWorking(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 
-	// Its end is told when it comes, without another search.
+	// At its end the search is made once more, and finds none.
 	agent.Process.Kill()
 	agent.Wait()
 	takeCall(t, d)
 	if state, _ := s.machine.State(); state != retry.Failed {
 		t.Fatalf("state %s after the process ended, want failed", state)
+	}
+}
+
+// When the process watched ends while another took the session on, the
+// turn is not told as ended: the new process is watched instead.
+func TestOpenTurnTakenOnByAnotherProcess(t *testing.T) {
+	project := t.TempDir()
+	first := startAgent(t, project)
+	start := time.Now()
+	d := quietDaemon(t, start.Add(quietBeforeLiveCheck+time.Second))
+	s := openTurn(d, project, start)
+	playLoop(t, d)
+	second := startAgent(t, project)
+	first.Process.Kill()
+	first.Wait()
+	takeCall(t, d)
+	if state, _ := s.machine.State(); state != retry.Working || s.exit == nil {
+		t.Fatalf("state %s, watching %v: want working, the second process watched", state, s.exit != nil)
+	}
+	second.Process.Kill()
+	second.Wait()
+	takeCall(t, d)
+	if state, _ := s.machine.State(); state != retry.Failed {
+		t.Fatalf("state %s after both processes ended, want failed", state)
 	}
 }
 
