@@ -154,7 +154,7 @@ func (w *Watcher) flush(ctx context.Context) {
 	select {
 	case w.out <- b:
 		w.seq++
-		w.lastSent = time.Now()
+		w.lastSent, w.lastRecords = time.Now(), len(b.Records)
 		w.inflight = append(w.inflight, sentBatch{seq: b.Seq, ends: w.batchEnds, gone: w.batchGone, ready: b.Ready})
 		w.clearBatch()
 	case <-w.rewindWake:

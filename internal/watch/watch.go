@@ -35,11 +35,14 @@ const (
 	// eventBuffer is how many folder events wait while a batch is handed
 	// out: the next batch takes them all at once.
 	eventBuffer = 4096
-	// batchGap: after a batch, the next one waits this long, gathering
-	// what is read meanwhile, so that busy agents cost one store per gap
-	// rather than one per line; the first batch after a quiet moment goes
-	// at once (docs/performance.md).
-	batchGap = 25 * time.Millisecond
+	// After a batch, the next one waits between minBatchGap and
+	// maxBatchGap, longer the more records the last one held (one
+	// minBatchGap per gapRecords), gathering what is read meanwhile: busy
+	// agents cost one store per gap rather than one per line, and a lone
+	// record, or one session writing, goes at once (docs/performance.md).
+	minBatchGap = 10 * time.Millisecond
+	maxBatchGap = 50 * time.Millisecond
+	gapRecords  = 32
 	// A batch is sent once it holds this many records, or bytes of lines.
 	batchRecords = 1024
 	batchBytes   = 4 << 20
@@ -157,29 +160,30 @@ type Watcher struct {
 	out   chan Batch
 
 	// owned by the Run goroutine
-	fsw        *fsnotify.Watcher   // events per file (inotify), or
-	folders    folderSource        // events per folder (events.go)
-	dirs       map[string]bool     // folders with a watch
-	unwatched  map[string]bool     // folders whose watch was refused
-	perDir     map[string]int      // followed files per folder
-	lastScan   time.Time           // the last full scan
-	lastSent   time.Time           // when the last batch was handed out
-	owed       map[*tail]time.Time // files with skipped lines not logged yet, since when
-	tails      map[string]*tail
-	open       map[*tail]struct{}
-	problems   map[string]bool // paths whose error was logged, until they recover
-	initial    bool            // the first scan is running
-	gen        uint64          // the current scan
-	changes    uint64          // files found, lost or read
-	batch      Batch
-	batchSize  int
-	batchCount int                   // records in batch that fill it (not checkpoints)
-	batchEnds  map[*tail]commitPoint // where each tail stands after batch
-	batchGone  []Record              // the snapshot removals batch reports
-	lostGone   []Record              // those of batches dropped before a Rewind
-	br         *bufio.Reader
-	head       [fingerprintLen]byte
-	now        func() time.Time
+	fsw         *fsnotify.Watcher   // events per file (inotify), or
+	folders     folderSource        // events per folder (events.go)
+	dirs        map[string]bool     // folders with a watch
+	unwatched   map[string]bool     // folders whose watch was refused
+	perDir      map[string]int      // followed files per folder
+	lastScan    time.Time           // the last full scan
+	lastSent    time.Time           // when the last batch was handed out
+	lastRecords int                 // and how many records it held
+	owed        map[*tail]time.Time // files with skipped lines not logged yet, since when
+	tails       map[string]*tail
+	open        map[*tail]struct{}
+	problems    map[string]bool // paths whose error was logged, until they recover
+	initial     bool            // the first scan is running
+	gen         uint64          // the current scan
+	changes     uint64          // files found, lost or read
+	batch       Batch
+	batchSize   int
+	batchCount  int                   // records in batch that fill it (not checkpoints)
+	batchEnds   map[*tail]commitPoint // where each tail stands after batch
+	batchGone   []Record              // the snapshot removals batch reports
+	lostGone    []Record              // those of batches dropped before a Rewind
+	br          *bufio.Reader
+	head        [fingerprintLen]byte
+	now         func() time.Time
 
 	// Acknowledgement (docs/durability.md): seq numbers the batches sent,
 	// inflight are those not acknowledged yet, epoch counts the Rewinds
@@ -425,11 +429,12 @@ func (w *Watcher) Run(ctx context.Context) error {
 	gap := time.NewTimer(time.Hour)
 	gap.Stop()
 	defer gap.Stop()
-	soon := func() { // hands out the batch, at most once per batchGap
+	soon := func() { // hands out the batch, at most once per gap
 		if len(w.batch.Records) == 0 {
 			return
 		}
-		if wait := batchGap - time.Since(w.lastSent); wait > 0 {
+		gapFor := min(max(minBatchGap*time.Duration(w.lastRecords/gapRecords), minBatchGap), maxBatchGap)
+		if wait := gapFor - time.Since(w.lastSent); wait > 0 {
 			gap.Reset(wait)
 			return
 		}
