@@ -130,7 +130,6 @@ func (w *Watcher) emitGone(ctx context.Context, rec Record) {
 // emit queues a record, sending the batch once it is full. Checkpoints do
 // not fill a batch: the positions of a first look go out together.
 func (w *Watcher) emit(ctx context.Context, rec Record) {
-	w.changes++
 	w.batch.Records = append(w.batch.Records, rec)
 	if rec.Checkpoint {
 		return

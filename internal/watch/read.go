@@ -111,7 +111,6 @@ func (w *Watcher) track(r *root, p string, set FileSet) *tail {
 	t.committed = t.point()
 	w.tails[p] = t
 	w.perDir[filepath.Dir(p)]++
-	w.changes++
 	w.nWatched.Store(int64(len(w.tails)))
 	w.statsChanged()
 	return t
@@ -128,7 +127,6 @@ func (w *Watcher) forget(ctx context.Context, t *tail) {
 	} else {
 		delete(w.perDir, dir)
 	}
-	w.changes++
 	w.nWatched.Store(int64(len(w.tails)))
 	w.statsChanged()
 	if t.snapshot && t.emitted {

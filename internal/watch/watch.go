@@ -174,7 +174,6 @@ type Watcher struct {
 	problems    map[string]bool // paths whose error was logged, until they recover
 	initial     bool            // the first scan is running
 	gen         uint64          // the current scan
-	changes     uint64          // files found, lost or read
 	batch       Batch
 	batchSize   int
 	batchCount  int                   // records in batch that fill it (not checkpoints)
@@ -654,12 +653,10 @@ func (w *Watcher) readPath(ctx context.Context, p string) {
 }
 
 // scanAll scans every root, then looks again at followed files the scan did
-// not find. It reports whether anything changed.
-func (w *Watcher) scanAll(ctx context.Context) bool {
-	before := w.changes
+// not find, and sends what it read.
+func (w *Watcher) scanAll(ctx context.Context) {
 	w.scanRoots(ctx)
 	w.flush(ctx)
-	return w.changes != before
 }
 
 // scanRoots is scanAll without sending what it read.
