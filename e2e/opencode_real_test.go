@@ -22,7 +22,7 @@ import (
 	"nudge/e2e/fakechat"
 )
 
-// openCodeCLI is the known-good OpenCode (formats/opencode.md §1).
+// openCodeCLI is the known-good OpenCode (docs/agents/opencode.md §1).
 var openCodeCLI = agentCLI{name: "OpenCode", env: "NUDGE_E2E_OPENCODE", install: "opencode", version: "1.18.33",
 	bin: filepath.Join("node_modules", ".bin", "opencode")}
 
@@ -160,7 +160,7 @@ func startOpenCodeWorldWith(t *testing.T, scenario []string, o serveOptions) *op
 
 // fastRetryProxy passes requests to the fake provider and adds
 // `retry-after-ms: 1` to its errors, so OpenCode's own five retries run
-// back to back (formats/opencode.md §9.5).
+// back to back (docs/agents/opencode.md §9.5).
 func fastRetryProxy(t *testing.T, target string) string {
 	t.Helper()
 	u, err := url.Parse(target)
@@ -185,7 +185,7 @@ func fastRetryProxy(t *testing.T, target string) string {
 	return "http://" + ln.Addr().String()
 }
 
-// startServe writes OpenCode's config (formats/opencode.md §9.2) and runs
+// startServe writes OpenCode's config (docs/agents/opencode.md §9.2) and runs
 // `opencode serve` in the project folder, on a free loopback port or (with
 // o.anyPort) one it picks, read from its output (§9.3).
 func (oc *openCodeWorld) startServe(exe, provider string, o serveOptions) {

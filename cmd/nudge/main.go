@@ -15,7 +15,7 @@ import (
 	"nudge/internal/version"
 )
 
-// Exit statuses (SPEC §8).
+// Exit statuses (docs/behaviour.md §8).
 const (
 	exitOK      = 0
 	exitFailure = 1

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Bad usage is exit status 2 (SPEC §8): an unknown command, an unknown flag
+// Bad usage is exit status 2 (docs/behaviour.md §8): an unknown command, an unknown flag
 // or a wrong argument count are all usage errors.
 func TestBadUsageIsUsageError(t *testing.T) {
 	for _, args := range [][]string{{"bogus"}, {"status", "--bogus"}, {"explain"}, {"retry", "maybe"},

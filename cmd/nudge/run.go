@@ -72,7 +72,7 @@ func newRunCmd() *cobra.Command {
 }
 
 // runWithTray shows the menu-bar icon on this (the main) goroutine while
-// the daemon runs on another (PLATFORM.md §2). The icon goes once the
+// the daemon runs on another (docs/platform.md §2). The icon goes once the
 // daemon has stopped (Quit from the menu or the CLI, SIGTERM, a failure);
 // without a display or session bus the daemon runs headless.
 func runWithTray(ctx context.Context, d *daemon.Daemon, log *slog.Logger) error {

@@ -22,7 +22,7 @@ import (
 // elementKey names an element reference in the W3C WebDriver protocol.
 const elementKey = "element-6066-11e4-a52e-4f735466cecf"
 
-// chromiumFlags are required on this machine (PLATFORM.md §8): as root the
+// chromiumFlags are required on this machine (docs/platform.md §8): as root the
 // sandbox cannot start, and without the networking flags Chromium keeps
 // dialling out into the closed network.
 var chromiumFlags = []string{

@@ -234,7 +234,7 @@ func TestNoNotificationServerIsOneWarning(t *testing.T) {
 var snakeKey = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 
 // mayBeNull are the keys whose value may be null: an object or a value
-// that is absent (SPEC §8), never a list.
+// that is absent (docs/behaviour.md §8), never a list.
 var mayBeNull = map[string]bool{"daemon": true, "toggles": true, "time": true, "class": true, "code": true, "message": true, "reset_at": true}
 
 // checkJSON fails unless doc is JSON whose keys are all snake_case and

@@ -173,7 +173,7 @@ func (d *Daemon) Exit(t testing.TB) int {
 }
 
 // WaitReady waits until `nudge status --json` reports the daemon's first
-// scan done (SPEC §8), so it treats everything after it as new.
+// scan done (docs/behaviour.md §8), so it treats everything after it as new.
 func (d *Daemon) WaitReady(t testing.TB) {
 	t.Helper()
 	Eventually(t, "daemon ready", 30*time.Second, func() bool {

@@ -1,6 +1,6 @@
 // Package fakeanthropic is a small stand-in for the Anthropic Messages API on
 // 127.0.0.1, so a real Claude Code CLI can be driven into chosen failures
-// (formats/claude.md §10.3, §10.4) without leaving the machine.
+// (docs/agents/claude.md §10.3, §10.4) without leaving the machine.
 //
 // A scenario is a queue of answers ("500", "ok", …) consumed by main-loop
 // requests, the `POST /v1/messages` calls that carry a non-empty `tools`
@@ -24,7 +24,7 @@ import (
 const ModeOK = fakeprovider.ModeOK
 
 // failure is one HTTP error answer: status, Anthropic `error.type` and message
-// (formats/claude.md §10.4).
+// (docs/agents/claude.md §10.4).
 type failure struct {
 	status  int
 	errType string
@@ -164,7 +164,7 @@ func answer(w http.ResponseWriter, rec Request) int {
 	return http.StatusOK
 }
 
-// streamText writes a streamed text success (formats/claude.md §10.3).
+// streamText writes a streamed text success (docs/agents/claude.md §10.3).
 func streamText(w http.ResponseWriter, model, text string) {
 	ev := fakeprovider.StartEvents(w)
 	event := func(data map[string]any) { ev.Send(data["type"].(string), data) }
@@ -187,7 +187,7 @@ func streamText(w http.ResponseWriter, model, text string) {
 	event(map[string]any{"type": "message_stop"})
 }
 
-// writeError writes an Anthropic error body (formats/claude.md §10.3).
+// writeError writes an Anthropic error body (docs/agents/claude.md §10.3).
 func writeError(w http.ResponseWriter, f failure) {
 	fakeprovider.WriteJSON(w, f.status, map[string]any{"type": "error",
 		"error": map[string]any{"type": f.errType, "message": f.message}})

@@ -15,7 +15,7 @@
 // eat the scenario. Once the queue is empty every main-loop request
 // succeeds; Push appends modes while the server runs.
 //
-// Modes (bodies as in formats/kimi.md A11):
+// Modes (bodies as in docs/agents/kimi.md A11):
 //
 //	ok           200, the text ReplyText (finish_reason "stop", usage in the last chunk)
 //	400          400 invalid_request_error, a context-length message
@@ -69,7 +69,7 @@ type failure struct {
 	retryAfter string
 }
 
-// failures maps a scenario mode to its error answer (formats/kimi.md A11).
+// failures maps a scenario mode to its error answer (docs/agents/kimi.md A11).
 var failures = map[string]failure{
 	"400":         {status: 400, errType: "invalid_request_error", message: "Invalid request: the prompt exceeds the model's maximum context length"},
 	"401":         {status: 401, errType: "invalid_authentication_error", message: "Invalid Authentication"},

@@ -1,6 +1,6 @@
 // Package fakeresponses is a small stand-in for the OpenAI Responses API on
 // 127.0.0.1, so a real Codex CLI can be driven into chosen failures
-// (formats/codex.md §9.2, §9.3) without leaving the machine.
+// (docs/agents/codex.md §9.2, §9.3) without leaving the machine.
 //
 // A scenario is a queue of answers ("500", "ok", …) consumed by main-loop
 // requests: `POST /v1/responses` calls other than the TUI's background title

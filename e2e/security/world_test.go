@@ -92,7 +92,7 @@ func (w *world) entries() []entry {
 }
 
 // signInFailure writes a Claude Code transcript whose turn dies because
-// the API key was refused (formats/claude.md §4.2), in folder cwd with the
+// the API key was refused (docs/agents/claude.md §4.2), in folder cwd with the
 // provider's error text: nudge tells the person at once.
 func (w *world) signInFailure(session, cwd, errorText string) {
 	w.t.Helper()

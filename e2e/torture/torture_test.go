@@ -136,7 +136,7 @@ func (w *world) counts(q string, args ...any) map[string]int {
 	return out
 }
 
-// Claude Code records (formats/claude.md §3, §4.2) for every class of dead
+// Claude Code records (docs/agents/claude.md §3, §4.2) for every class of dead
 // turn; each dead turn's text is unique, to find its Inbox entry.
 var classes = []string{"provider_error", "usage_limit", "auth", "rejected", "unknown", "cancelled"}
 

@@ -20,7 +20,7 @@ import (
 )
 
 // panelConfig is an xfce4-panel with the systray plugin first, so the icon
-// sits at (16, 16); it also skips the first-run dialog (PLATFORM.md §3).
+// sits at (16, 16); it also skips the first-run dialog (docs/platform.md §3).
 const panelConfig = `<channel name="xfce4-panel" version="1.0"><property name="configver" type="int" value="2"/><property name="panels" type="array"><value type="int" value="1"/>
   <property name="panel-1" type="empty"><property name="position" type="string" value="p=6;x=0;y=0"/><property name="length" type="uint" value="100"/>
     <property name="position-locked" type="bool" value="true"/><property name="size" type="uint" value="32"/><property name="icon-size" type="uint" value="24"/>

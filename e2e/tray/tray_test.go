@@ -1,5 +1,5 @@
 // Package tray drives the menu-bar icon of the real nudge binary over a
-// private D-Bus session (PLATFORM.md §3): a watcher owned by the test
+// private D-Bus session (docs/platform.md §3): a watcher owned by the test
 // receives the item's registration, reads its properties and menu, and
 // clicks like a panel would. One test photographs the real menu in an
 // xfce4-panel under Xvfb.
@@ -27,7 +27,7 @@ func TestMain(m *testing.M) { daemontest.Main(m) }
 // wait bounds every wait for an effect.
 const wait = 10 * time.Second
 
-// Menu labels the person sees (SPEC §4, §6).
+// Menu labels the person sees (docs/behaviour.md §4, §6).
 const (
 	labelRetry    = "Retry after API errors"
 	labelContinue = "Continue after usage limit"
@@ -123,7 +123,7 @@ func TestTrayTogglesPersistAndQuit(t *testing.T) {
 
 	d := w.start("DISPLAY=:0") // the icon needs a named session; it only talks D-Bus
 	item := watcher.next(t)
-	eventually(t, "title", func() bool { return item.title() == "nudge" }) // PLATFORM.md §3 bug 1: poll
+	eventually(t, "title", func() bool { return item.title() == "nudge" }) // docs/platform.md §3 bug 1: poll
 	eventually(t, "icon", item.hasIcon)
 	eventually(t, "daemon ready", func() bool { _, ok := w.settings(); return ok })
 
@@ -208,7 +208,7 @@ func TestTrayShowsSessionsAndInbox(t *testing.T) {
 	eventually(t, "tooltip all fine", func() bool { return strings.Contains(item.tooltip(), "all fine") })
 
 	// A Claude Code session whose turn died of a rejected API key: a copy of
-	// formats/samples/claude/auth401-invalid-apikey-print.jsonl (cwd /home/dev/project).
+	// internal/classify/testdata/samples/claude/auth401-invalid-apikey-print.jsonl (cwd /home/dev/project).
 	sample, err := os.ReadFile("testdata/claude-auth401.jsonl")
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +262,7 @@ func TestTrayShowsSessionsAndInbox(t *testing.T) {
 }
 
 // TestTrayHeadlessWithoutSessionBus: with no session bus the daemon runs
-// headless and says so (PLATFORM.md §3 bug 2), never crashes.
+// headless and says so (docs/platform.md §3 bug 2), never crashes.
 func TestTrayHeadlessWithoutSessionBus(t *testing.T) {
 	if u := fmt.Sprintf("/run/user/%d/bus", os.Getuid()); fileExists(u) {
 		t.Skip("this machine's user bus at " + u + " would be found without DBUS_SESSION_BUS_ADDRESS")

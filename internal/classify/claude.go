@@ -10,11 +10,11 @@ import (
 )
 
 // Claude Code: transcripts under projects/<dir>/<session>.jsonl and the live
-// registry under sessions/<pid>.json (formats/claude.md §2).
+// registry under sessions/<pid>.json (docs/agents/claude.md §2).
 
 const claudeName = "claude"
 
-// claudeLoginHint is what a person does after an auth failure (SPEC §2).
+// claudeLoginHint is what a person does after an auth failure (docs/behaviour.md §2).
 const claudeLoginHint = "run `claude /login` (or fix ANTHROPIC_API_KEY)"
 
 func init() {
@@ -33,7 +33,7 @@ func init() {
 		Recognize: recognizeClaude,
 		LoginHint: claudeLoginHint,
 		// The live registry shows open boxes and idleness, so no screen
-		// check is needed (claude.md §7.1).
+		// check is needed (docs/agents/claude.md §7.1).
 		Executables: []string{"claude", "claude.exe"},
 		// docs/agents/claude.md §9.3: appends to the same transcript; -p is a
 		// switch, the prompt the positional after "--".
@@ -53,7 +53,7 @@ func newClaudeReader(path string, _ Files) Reader {
 }
 
 // isClaudeRegistryPath tells a live-registry file: a .json file in a folder
-// named "sessions" (formats/claude.md §7.1).
+// named "sessions" (docs/agents/claude.md §7.1).
 func isClaudeRegistryPath(path string) bool {
 	return filepath.Ext(path) == ".json" && filepath.Base(filepath.Dir(path)) == "sessions"
 }
@@ -81,7 +81,7 @@ func recognizeClaude(path string, head []byte) bool {
 }
 
 // claudeHeadMarkers are fields and record types only Claude Code writes
-// (formats/claude.md §3, §7.1).
+// (docs/agents/claude.md §3, §7.1).
 var claudeHeadMarkers = []string{
 	`"isSidechain"`, `"isApiErrorMessage"`, `"userType"`, `"leafUuid"`,
 	`"type":"queue-operation"`, `"type":"permission-mode"`, `"type":"file-history-snapshot"`,
@@ -100,7 +100,7 @@ func claudeDigits(s string) bool {
 	return true
 }
 
-// claudeTranscript reads one session transcript (formats/claude.md §4.1).
+// claudeTranscript reads one session transcript (docs/agents/claude.md §4.1).
 type claudeTranscript struct {
 	session string // the latest sessionId seen, at first the file name
 	project string // the latest cwd seen
@@ -519,7 +519,7 @@ func claudeString(raw json.RawMessage) string {
 	return s
 }
 
-// claudeTypePrefix is how most bookkeeping lines start (formats/claude.md §3).
+// claudeTypePrefix is how most bookkeeping lines start (docs/agents/claude.md §3).
 var claudeTypePrefix = []byte(`{"type":"`)
 
 // claudeRecordType returns the value of the record's top-level "type" key

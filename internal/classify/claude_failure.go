@@ -13,7 +13,7 @@ import (
 )
 
 // claudeFailure classifies a dead turn from its synthetic error record:
-// structured fields first (formats/claude.md §4.2), the text when they are
+// structured fields first (docs/agents/claude.md §4.2), the text when they are
 // missing or say little (§4.3, claudeTextOutranks).
 func claudeFailure(r *claudeRecord, ts time.Time) Failure {
 	text := r.Message.Content.Text
@@ -94,7 +94,7 @@ func (r *claudeRecord) failureCode() string {
 	return code
 }
 
-// The value sets of formats/claude.md §4.2, by field.
+// The value sets of docs/agents/claude.md §4.2, by field.
 var (
 	claudeAuthErrors     = claudeSet("authentication_failed", "oauth_org_not_allowed", "account_on_hold", "verification_required", "cloud_credential_error")
 	claudeRejectedErrors = claudeSet("invalid_request", "model_not_found")

@@ -47,7 +47,7 @@ func TestClaudeStructuredClasses(t *testing.T) {
 		{"resend cannot cure", `"error":"unknown","resendCannotCure":true`, "", Rejected, "unknown"},
 		{"context limit", `"apiError":"message_over_context_limit"`, "", Rejected, "message_over_context_limit"},
 		{"unknown", `"error":"unknown"`, "the field says unknown", Unknown, "unknown"},
-		// 2.1.333: the finer apiError is the code shown (formats/claude.md §1).
+		// 2.1.333: the finer apiError is the code shown (docs/agents/claude.md §1).
 		{"request timeout 2.1.333", `"error":"server_error","apiError":"request_timeout"`, "Request timed out.", ProviderError, "request_timeout"},
 		{"request timeout alone", `"apiError":"request_timeout"`, "", ProviderError, "request_timeout"},
 		{"client certificate", `"error":"server_error","apiError":"client_certificate"`, "API Error: Connection error.", Unknown, "client_certificate"},

@@ -9,7 +9,7 @@ import (
 )
 
 // claudeRegistry reads the live registry file ~/.claude/sessions/<pid>.json
-// that every running CLI keeps (formats/claude.md §7.1). One record is the
+// that every running CLI keeps (docs/agents/claude.md §7.1). One record is the
 // whole file; an empty record means the file was removed: the process ended.
 type claudeRegistry struct {
 	filePID int                  // the pid in the file name

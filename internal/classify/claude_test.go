@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// claudeSamples is the folder of real Claude Code files (formats/samples/claude).
+// claudeSamples is the folder of real Claude Code files (internal/classify/testdata/samples/claude).
 var claudeSamples = filepath.Join("testdata", "samples", "claude")
 
 func claudeAgent(t testing.TB) Agent {
@@ -110,7 +110,7 @@ func claudeKindStrings(kinds []Kind) []string {
 	return s
 }
 
-// Records in the shape of formats/claude.md §3 (trimmed to the fields read).
+// Records in the shape of docs/agents/claude.md §3 (trimmed to the fields read).
 const (
 	ccTyped      = `{"type":"user","message":{"role":"user","content":"hello"},"origin":{"kind":"human"},"promptSource":"typed","turnOrigin":"human","cwd":"/home/dev/project","sessionId":"s1","timestamp":"2026-11-30T08:57:54.530Z","isSidechain":false}`
 	ccQueued     = `{"type":"user","message":{"role":"user","content":"queued message while retrying"},"promptSource":"queued","origin":{"kind":"human"},"turnOrigin":"human","sessionId":"s1","timestamp":"2026-11-30T09:03:00.550Z"}`

@@ -10,11 +10,11 @@ import (
 )
 
 // Codex CLI: one rollout per session under
-// $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl (formats/codex.md §2).
+// $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl (docs/agents/codex.md §2).
 
 const codexName = "codex"
 
-// codexLoginHint is what a person does after an auth failure (SPEC §2).
+// codexLoginHint is what a person does after an auth failure (docs/behaviour.md §2).
 const codexLoginHint = "run `codex login` (or fix OPENAI_API_KEY / the provider's env_key)"
 
 func init() {
@@ -27,9 +27,9 @@ func init() {
 		NewReader: func(path string, files Files) Reader { return newCodexRollout(path, files) },
 		Recognize: recognizeCodex,
 		LoginHint: codexLoginHint,
-		// Approval and question requests are never persisted (codex.md §3.1, §7).
+		// Approval and question requests are never persisted (docs/agents/codex.md §3.1, §7).
 		Blind: "approval prompts are not recorded in the rollout: nudge checks the screen before typing",
-		// The native binary; the npm launcher runs as "node" (codex.md §7).
+		// The native binary; the npm launcher runs as "node" (docs/agents/codex.md §7).
 		Executables: []string{"codex", "codex.exe"},
 		ScreenReady: codexScreenReady,
 		// docs/agents/codex.md §8.3: appends to the same rollout; outside a git
@@ -55,7 +55,7 @@ func recognizeCodex(path string, head []byte) bool {
 		(bytes.Contains(head, []byte(`"originator":"codex`)) || bytes.Contains(head, []byte(`"cli_version"`)))
 }
 
-// codexRollout reads one rollout file (formats/codex.md §4).
+// codexRollout reads one rollout file (docs/agents/codex.md §4).
 type codexRollout struct {
 	session string // session_meta.payload.id, at first the uuid in the file name
 	project string // session_meta.payload.cwd
@@ -351,7 +351,7 @@ func (t *codexRollout) fail(f Failure, ts time.Time) []Event {
 
 // codexLegacyQuiet is how long a legacy rollout must stay unchanged after a
 // turn without an answer before the turn counts as dead: longer than the
-// CLI's own retries with default settings (codex.md §4.3, §5).
+// CLI's own retries with default settings (docs/agents/codex.md §4.3, §5).
 const codexLegacyQuiet = 60 * time.Second
 
 var _ Settler = (*codexRollout)(nil)

@@ -9,7 +9,7 @@ import (
 	"unicode"
 )
 
-// codexError is task_complete.error (formats/codex.md §3.1, §4.2).
+// codexError is task_complete.error (docs/agents/codex.md §3.1, §4.2).
 type codexError struct {
 	Message string          `json:"message"`
 	Info    json.RawMessage `json:"codex_error_info"`

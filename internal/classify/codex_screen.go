@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Codex's TUI screen (formats/codex.md §7, §8.1), as `tmux capture-pane -p`
+// Codex's TUI screen (docs/agents/codex.md §7, §8.1), as `tmux capture-pane -p`
 // shows it; the samples are in testdata/codex/screens.
 var (
 	// codexBoxMarks are on screen while an approval or question waits:

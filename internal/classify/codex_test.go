@@ -11,7 +11,7 @@ import (
 	"nudge/internal/watch/disk"
 )
 
-// codexSamples is the folder of real Codex CLI rollouts (formats/samples/codex).
+// codexSamples is the folder of real Codex CLI rollouts (internal/classify/testdata/samples/codex).
 var codexSamples = filepath.Join("testdata", "samples", "codex")
 
 func codexAgent(t testing.TB) Agent {
@@ -189,7 +189,7 @@ func TestCodexCapturedTUISession(t *testing.T) {
 	}
 }
 
-// Records in the shape of formats/codex.md §3 (trimmed to the fields read).
+// Records in the shape of docs/agents/codex.md §3 (trimmed to the fields read).
 const (
 	cxMeta     = `{"timestamp":"2026-11-30T08:54:52.566Z","ordinal":0,"type":"session_meta","payload":{"id":"s1","cwd":"/home/dev/project","originator":"codex-tui","cli_version":"0.171.0"}}`
 	cxStarted  = `{"timestamp":"2026-11-30T08:55:13.451Z","ordinal":1,"type":"event_msg","payload":{"type":"task_started","turn_id":"t1","turn_attribution":{"turn_trigger":"user"}}}`

@@ -10,8 +10,8 @@ import (
 // Kind is what a record says happened in a session.
 type Kind string
 
-// The event kinds of SPEC §8. AgentIdle is the live-registry signal that the
-// agent sits at an empty prompt (DESIGN: "idle events").
+// The event kinds of docs/behaviour.md §8. AgentIdle is the live-registry signal that the
+// agent sits at an empty prompt (docs/design.md: "idle events").
 const (
 	TurnStarted   Kind = "turn_started"
 	UserMessage   Kind = "user_message"
@@ -25,10 +25,10 @@ const (
 	AgentIdle     Kind = "agent_idle"
 )
 
-// Class is the cause of a dead turn (SPEC §2).
+// Class is the cause of a dead turn (docs/behaviour.md §2).
 type Class string
 
-// The classes of SPEC §2.
+// The classes of docs/behaviour.md §2.
 const (
 	ProviderError Class = "provider_error"
 	UsageLimit    Class = "usage_limit"
@@ -95,7 +95,7 @@ type Event struct {
 // than its record.
 func (e Event) TurnScoped() bool { return strings.HasPrefix(e.ID, turnIDPrefix) }
 
-// Line is the one-line JSON shape `nudge classify --json` prints (SPEC §8).
+// Line is the one-line JSON shape `nudge classify --json` prints (docs/behaviour.md §8).
 type Line struct {
 	Agent   string  `json:"agent"`
 	Session string  `json:"session"`
@@ -107,7 +107,7 @@ type Line struct {
 	ResetAt *string `json:"reset_at"`
 }
 
-// MarshalLine renders e in the SPEC §8 line shape.
+// MarshalLine renders e in the docs/behaviour.md §8 line shape.
 func (e Event) MarshalLine() ([]byte, error) {
 	l := Line{Agent: e.Agent, Session: e.Session, Kind: e.Kind}
 	if !e.Time.IsZero() {

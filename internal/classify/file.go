@@ -39,7 +39,7 @@ type Listed interface {
 }
 
 // MaxRecordBytes caps one record: longer lines are skipped (Claude Code
-// writes multi-MB lines on /compact, formats/claude.md §3).
+// writes multi-MB lines on /compact, docs/agents/claude.md §3).
 const MaxRecordBytes = 8 << 20
 
 // ReadRecords classifies content, the bytes of one file, with r: line by

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Grok CLI writes no record of a failed turn (formats/grok.md §1, §2). What
+// Grok CLI writes no record of a failed turn (docs/agents/grok.md §1, §2). What
 // nudge reads instead are the records of grok-dev's hooks (≥ 1.1.5, §3):
 // `nudge hook grok`, set as the command of the UserPromptSubmit, Stop and
 // StopFailure hooks, appends each hook's stdin, with the time it came and
@@ -17,7 +17,7 @@ import (
 
 const grokName = "grok"
 
-// grokLoginHint is grok.md §3's fix for an auth failure.
+// grokLoginHint is docs/agents/grok.md §3's fix for an auth failure.
 const grokLoginHint = "fix GROK_API_KEY, or apiKey in ~/.grok/user-settings.json"
 
 func init() {
@@ -75,7 +75,7 @@ type grokRecord struct {
 	Input json.RawMessage `json:"input"`
 }
 
-// grokHookInput is the hook's stdin (grok.md §3).
+// grokHookInput is the hook's stdin (docs/agents/grok.md §3).
 type grokHookInput struct {
 	HookEventName string          `json:"hook_event_name"`
 	SessionID     string          `json:"session_id"`
@@ -96,7 +96,7 @@ func newGrokReader(path string) *grokReader {
 	return &grokReader{session: strings.TrimSuffix(filepath.Base(path), ".jsonl")}
 }
 
-// Read classifies one hook record by the table of grok.md §3.
+// Read classifies one hook record by the table of docs/agents/grok.md §3.
 func (g *grokReader) Read(line []byte) []Event {
 	var r grokRecord
 	var in grokHookInput
@@ -136,7 +136,7 @@ func (g *grokReader) Read(line []byte) []Event {
 		g.ended = true
 		if g.replies != nil && r.Replies != nil && *r.Replies <= *g.replies {
 			// Nothing was written for the turn: Grok keeps no error, so
-			// nothing says it was the provider (grok.md §3).
+			// nothing says it was the provider (docs/agents/grok.md §3).
 			e := g.event(TurnFailed, ts)
 			e.Failure = &Failure{Class: Unknown, Code: "no_reply", Message: "Grok ended the turn without a reply; Grok records no error"}
 			return []Event{e}
@@ -152,7 +152,7 @@ func (g *grokReader) event(k Kind, ts time.Time) Event {
 	return Event{Agent: grokName, Session: g.session, Project: g.project, Time: ts, Kind: k}
 }
 
-// grokErrorText is StopFailure's error: a string (grok.md §3), or the JSON
+// grokErrorText is StopFailure's error: a string (docs/agents/grok.md §3), or the JSON
 // of whatever else came.
 func grokErrorText(raw json.RawMessage) string {
 	var s string
@@ -163,7 +163,7 @@ func grokErrorText(raw json.RawMessage) string {
 }
 
 // grokStatusTexts are grok-dev's fixed texts per HTTP status, used when the
-// provider body has no message (grok.md §3). An exact match is as good as
+// provider body has no message (docs/agents/grok.md §3). An exact match is as good as
 // the status itself, so it decides first.
 var grokStatusTexts = map[string]struct {
 	code  string
@@ -182,7 +182,7 @@ var grokStatusTexts = map[string]struct {
 	"The API service is overloaded. Please try again later.":                             {"http/529", ProviderError},
 }
 
-// grokTextRules classify any other text, first match wins (grok.md §3); no
+// grokTextRules classify any other text, first match wins (docs/agents/grok.md §3); no
 // match is unknown.
 var grokTextRules = []struct {
 	class Class

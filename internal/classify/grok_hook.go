@@ -12,7 +12,7 @@ import (
 // grok` appends, and names its file under Grok's home. event is
 // $GROK_HOOK_EVENT. For UserPromptSubmit and Stop the line carries the
 // session's reply count in grok.db (count), so that a Stop without a reply
-// can be told from a finished turn (grok.md §3).
+// can be told from a finished turn (docs/agents/grok.md §3).
 func grokHookRecord(input []byte, event string, now time.Time, count func(session string) (int, error)) (file string, line []byte, err error) {
 	if len(input) > HookInputMax {
 		return "", nil, fmt.Errorf("grok hook: input over %d bytes", HookInputMax)

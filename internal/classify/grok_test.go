@@ -14,7 +14,7 @@ import (
 	"nudge/internal/watch/agentdb"
 )
 
-// grokSamples holds hook record files constructed from formats/grok.md §3
+// grokSamples holds hook record files constructed from docs/agents/grok.md §3
 // (see testdata/grok/README.md): Grok writes no files of its own to sample.
 var grokSamples = filepath.Join("testdata", "grok")
 
@@ -115,7 +115,7 @@ func TestGrokFailureText(t *testing.T) {
 	}
 }
 
-// grokDB creates a grok.db with grok-dev's messages table (grok.md §2) in
+// grokDB creates a grok.db with grok-dev's messages table (docs/agents/grok.md §2) in
 // WAL mode, holding n assistant messages of session.
 func grokDB(t *testing.T, root, session string, n int) *sql.DB {
 	t.Helper()

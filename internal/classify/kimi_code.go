@@ -12,11 +12,11 @@ import (
 
 // Kimi Code CLI (TypeScript, npm @moonshot-ai/kimi-code): one wire record per
 // session agent under $KIMI_CODE_HOME/sessions/<bucket>/session_<uuid>/agents/
-// main/wire.jsonl (formats/kimi.md Part A).
+// main/wire.jsonl (docs/agents/kimi.md Part A).
 
 const kimiCodeName = "kimi_code"
 
-// kimiCodeLoginHint is what a person does after an auth failure (kimi.md A3).
+// kimiCodeLoginHint is what a person does after an auth failure (docs/agents/kimi.md A3).
 const kimiCodeLoginHint = "run `kimi login`, or fix api_key in ~/.kimi-code/config.toml"
 
 func init() {
@@ -29,13 +29,13 @@ func init() {
 		NewReader: func(path string, files Files) Reader { return newKimiCodeWire(path, files) },
 		Recognize: recognizeKimiCode,
 		LoginHint: kimiCodeLoginHint,
-		// kimi.md A3 (no ending after a kill) and A7 (queued messages).
+		// docs/agents/kimi.md A3 (no ending after a kill) and A7 (queued messages).
 		Blind: "a turn whose process was killed writes no ending, and messages typed " +
 			"during a turn stay in memory until it ends",
 		// The CLI renames its process: comm and the whole command line read
 		// "kimi-code" (2.1.0, seen in /proc); "kimi" is the name it is
 		// started by. The session is not on the command line and the wire
-		// file is not held open; the cwd is the session's (kimi.md A9).
+		// file is not held open; the cwd is the session's (docs/agents/kimi.md A9).
 		Executables: []string{"kimi-code", "kimi"},
 		// docs/agents/kimi.md A9: Kimi Code takes the session_<uuid> id; -p takes
 		// the next argument whatever it starts with.
@@ -46,7 +46,7 @@ func init() {
 }
 
 // recognizeKimiCode knows Kimi Code's wire file by its place
-// (agents/<agent>/wire.jsonl) or by its flat records (kimi.md A2).
+// (agents/<agent>/wire.jsonl) or by its flat records (docs/agents/kimi.md A2).
 func recognizeKimiCode(path string, head []byte) bool {
 	if filepath.Base(path) == "wire.jsonl" && filepath.Base(filepath.Dir(filepath.Dir(path))) == "agents" {
 		return true
@@ -54,7 +54,7 @@ func recognizeKimiCode(path string, head []byte) bool {
 	return bytes.HasPrefix(head, []byte(`{"type":"metadata","protocol_version":`)) && bytes.Contains(head, []byte(`"agentId":`))
 }
 
-// kimiCodeWire reads one agents/main/wire.jsonl (kimi.md A2-A4).
+// kimiCodeWire reads one agents/main/wire.jsonl (docs/agents/kimi.md A2-A4).
 type kimiCodeWire struct {
 	session   string // session_<uuid>, the folder name
 	sessionIn string // the session folder, where state.json lives
@@ -66,7 +66,7 @@ type kimiCodeWire struct {
 }
 
 // newKimiCodeWire names the session after the folder two levels above
-// agents/<agent>/ (kimi.md A1: "session_<uuid>, prefix included").
+// agents/<agent>/ (docs/agents/kimi.md A1: "session_<uuid>, prefix included").
 func newKimiCodeWire(path string, files Files) *kimiCodeWire {
 	w := &kimiCodeWire{prompts: map[string]bool{}, boxes: map[string]bool{}, files: orNoFiles(files)}
 	dir := filepath.Dir(path)
@@ -81,7 +81,7 @@ func newKimiCodeWire(path string, files Files) *kimiCodeWire {
 }
 
 // readProject takes the working directory from the session's state.json
-// (kimi.md A1); the bucket name holds only a hash of it. The file is small;
+// (docs/agents/kimi.md A1); the bucket name holds only a hash of it. The file is small;
 // it is read until it names a cwd.
 func (w *kimiCodeWire) readProject() {
 	if w.project != "" || w.sessionIn == "" {
@@ -99,7 +99,7 @@ func (w *kimiCodeWire) readProject() {
 	}
 }
 
-// kimiCodeWanted are the record types that carry signal (kimi.md A2, A4);
+// kimiCodeWanted are the record types that carry signal (docs/agents/kimi.md A2, A4);
 // every other type, among them the 74 KB llm.tools_snapshot, is skipped
 // before decoding.
 func kimiCodeWanted(typ []byte) bool {
@@ -136,7 +136,7 @@ type textPart struct {
 	Text string `json:"text"`
 }
 
-// kimiCodeError is turn.ended's typed error (kimi.md A2, A3).
+// kimiCodeError is turn.ended's typed error (docs/agents/kimi.md A2, A3).
 type kimiCodeError struct {
 	Code    string `json:"code"`
 	Name    string `json:"name"`
@@ -168,7 +168,7 @@ func (w *kimiCodeWire) Read(line []byte) []Event {
 	}
 	if r.Kind == "event" {
 		// Mirror records disagree with the canonical ones on time, turn and
-		// error text: skip them (kimi.md A2).
+		// error text: skip them (docs/agents/kimi.md A2).
 		return nil
 	}
 	var ts time.Time
@@ -191,7 +191,7 @@ func (w *kimiCodeWire) Read(line []byte) []Event {
 		return []Event{w.userMessage(partsText(r.Content), ts)}
 	case "prompt.completed":
 		// A prompt a hook refused never became a turn; the person typed it
-		// (kimi.md A4, A8).
+		// (docs/agents/kimi.md A4, A8).
 		if r.Reason == "blocked" && !w.prompts[r.PromptID] {
 			return []Event{w.userMessage("", ts)}
 		}
@@ -221,7 +221,7 @@ func (w *kimiCodeWire) Read(line []byte) []Event {
 		return []Event{e}
 	case "turn.ended":
 		// turnId values are opaque and may repeat across resumes: with the
-		// record's time they name this ending (kimi.md A2).
+		// record's time they name this ending (docs/agents/kimi.md A2).
 		return turnEvents(kimiTurnID(r.TurnID, r.Time), w.ended(&r, ts))
 	}
 	return []Event{w.event(AgentActivity, ts)}
@@ -245,7 +245,7 @@ func (w *kimiCodeWire) userMessage(text string, ts time.Time) Event {
 	return e
 }
 
-// ended applies kimi.md A3 to the only record that ends a turn. Boxes never
+// ended applies docs/agents/kimi.md A3 to the only record that ends a turn. Boxes never
 // outlive their turn.
 func (w *kimiCodeWire) ended(r *kimiCodeRecord, ts time.Time) []Event {
 	var out []Event
@@ -270,7 +270,7 @@ func (w *kimiCodeWire) ended(r *kimiCodeRecord, ts time.Time) []Event {
 }
 
 // kimiCodeFailure classifies a failed turn's typed error, top to bottom as in
-// the table of kimi.md A3. error.retryable is never read: it belongs to the
+// the table of docs/agents/kimi.md A3. error.retryable is never read: it belongs to the
 // code, not to the event.
 func kimiCodeFailure(e *kimiCodeError) Failure {
 	if e == nil {
@@ -290,7 +290,7 @@ func kimiCodeFailure(e *kimiCodeError) Failure {
 	return f
 }
 
-// kimiCodeClass is the class column of kimi.md A3.
+// kimiCodeClass is the class column of docs/agents/kimi.md A3.
 func kimiCodeClass(e *kimiCodeError) Class {
 	status := e.Details.StatusCode
 	switch {

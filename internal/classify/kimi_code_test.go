@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// kimiSamples is the folder of real Kimi Code 2.1.0 homes (formats/samples/kimi).
+// kimiSamples is the folder of real Kimi Code 2.1.0 homes (internal/classify/testdata/samples/kimi).
 var kimiSamples = filepath.Join("testdata", "samples", "kimi")
 
 func kimiAgent(t testing.TB, name string) Agent {
@@ -180,7 +180,7 @@ func TestKimiCodeSessionProjectAndText(t *testing.T) {
 		}
 	}
 	if retries != 2 {
-		t.Errorf("retrying events before the first failure = %d, want 2 (kimi.md A2 sample)", retries)
+		t.Errorf("retrying events before the first failure = %d, want 2 (docs/agents/kimi.md A2 sample)", retries)
 	}
 	f := failed.Failure
 	if f.Class != ProviderError || f.Code != "provider.api_error/500" ||
@@ -192,7 +192,7 @@ func TestKimiCodeSessionProjectAndText(t *testing.T) {
 	}
 }
 
-// Records in the shape of formats/kimi.md A2 (trimmed to the fields read).
+// Records in the shape of docs/agents/kimi.md A2 (trimmed to the fields read).
 const (
 	kcPrompt  = `{"type":"turn.prompt","agentId":"main","input":[{"type":"text","text":"hello"}],"origin":{"kind":"user"},"promptId":"p0","turnId":0,"time":1796029273060}`
 	kcRequest = `{"type":"llm.request","agentId":"main","kind":"loop","provider":"openai","model":"fake-model","turnStep":"0.1","time":1796029273114}`
@@ -230,7 +230,7 @@ func TestKimiCodeClassTable(t *testing.T) {
 		{"rate limit", `{"code":"provider.rate_limit","message":"429 max RPM","name":"APIProviderRateLimitError","details":{"statusCode":429},"retryable":true}`, ProviderError},
 		{"overloaded 529", `{"code":"provider.overloaded","message":"529 Overloaded","name":"APIProviderOverloadedError","details":{"statusCode":529}}`, ProviderError},
 		{"connection", `{"code":"provider.connection_error","message":"Connection error.","name":"APIConnectionError","retryable":true}`, ProviderError},
-		// retryable:false on a 500 must not matter (kimi.md A3).
+		// retryable:false on a 500 must not matter (docs/agents/kimi.md A3).
 		{"500 not retryable", `{"code":"provider.api_error","message":"500 x","name":"APIStatusError","details":{"statusCode":500},"retryable":false}`, ProviderError},
 		{"408", `{"code":"provider.api_error","message":"408","details":{"statusCode":408}}`, ProviderError},
 		{"400", `{"code":"provider.api_error","message":"400 bad","details":{"statusCode":400}}`, Rejected},

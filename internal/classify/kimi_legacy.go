@@ -15,12 +15,12 @@ import (
 // Legacy kimi-cli (Python, PyPI kimi-cli): wire records under
 // $KIMI_SHARE_DIR/sessions/<md5(workdir)>/<uuid>/wire.jsonl, and the error
 // text of a dead turn only in $KIMI_SHARE_DIR/logs/kimi.log
-// (formats/kimi.md Part B). The wire reader pairs its failed turns with the
+// (docs/agents/kimi.md Part B). The wire reader pairs its failed turns with the
 // log lines through the root's kimiLogBook (kimi_legacy_log.go).
 
 const kimiLegacyName = "kimi"
 
-// kimiLegacyLoginHint is what a person does after an auth failure (kimi.md B4).
+// kimiLegacyLoginHint is what a person does after an auth failure (docs/agents/kimi.md B4).
 const kimiLegacyLoginHint = "run `kimi login` (or /login in the Kimi shell)"
 
 func init() {
@@ -36,7 +36,7 @@ func init() {
 		NewReader: newKimiLegacyReader,
 		Recognize: recognizeKimiLegacy,
 		LoginHint: kimiLegacyLoginHint,
-		// kimi.md B6.
+		// docs/agents/kimi.md B6.
 		Blind: "the wire record says only that a turn failed; the cause is read from logs/kimi.log, " +
 			"without which the failure is unknown",
 		Executables: []string{"kimi"},
@@ -60,7 +60,7 @@ func newKimiLegacyReader(path string, files Files) Reader {
 }
 
 // isKimiLogPath tells the CLI's log: kimi.log, or a rotated kimi.*.log, in a
-// folder named logs (kimi.md B1).
+// folder named logs (docs/agents/kimi.md B1).
 func isKimiLogPath(path string) bool {
 	base := filepath.Base(path)
 	return filepath.Base(filepath.Dir(path)) == "logs" && strings.HasPrefix(base, "kimi") &&
@@ -68,7 +68,7 @@ func isKimiLogPath(path string) bool {
 }
 
 // recognizeKimiLegacy knows the legacy files by the log's place or by the
-// Python envelope with spaces after ':' (kimi.md B2).
+// Python envelope with spaces after ':' (docs/agents/kimi.md B2).
 func recognizeKimiLegacy(path string, head []byte) bool {
 	if isKimiLogPath(path) {
 		return true
@@ -77,7 +77,7 @@ func recognizeKimiLegacy(path string, head []byte) bool {
 		bytes.HasPrefix(head, []byte(`{"timestamp": `)) && bytes.Contains(head, []byte(`"message": {"type": "`))
 }
 
-// kimiLegacyWire reads one session's wire.jsonl (kimi.md B2, B4).
+// kimiLegacyWire reads one session's wire.jsonl (docs/agents/kimi.md B2, B4).
 type kimiLegacyWire struct {
 	session string // the bare uuid, the folder name
 	project string // the work dir whose md5 names the bucket, from kimi.json
@@ -103,7 +103,7 @@ func newKimiLegacyWire(path string, files Files) *kimiLegacyWire {
 
 // kimiLegacyWorkDir finds in <root>/kimi.json the work dir whose bucket is
 // named bucket: md5 of the path, with "<kaos>_" before it for a non-local
-// backend (kimi.md B1). "" when unknown.
+// backend (docs/agents/kimi.md B1). "" when unknown.
 func kimiLegacyWorkDir(files Files, root, bucket string) string {
 	data, err := files.ReadFile(filepath.Join(root, "kimi.json"), 4<<20)
 	if err != nil {
@@ -131,7 +131,7 @@ func kimiLegacyWorkDir(files Files, root, bucket string) string {
 	return ""
 }
 
-// kimiLegacyRecord is one envelope line (kimi.md B2).
+// kimiLegacyRecord is one envelope line (docs/agents/kimi.md B2).
 type kimiLegacyRecord struct {
 	Timestamp float64 `json:"timestamp"` // Unix seconds
 	Message   struct {
@@ -185,7 +185,7 @@ func (w *kimiLegacyWire) Read(line []byte) []Event {
 	case "StepRetry":
 		return []Event{w.event(AgentRetrying, ts)}
 	case "StepInterrupted":
-		// Only the error path writes it; TurnEnd follows (kimi.md B2).
+		// Only the error path writes it; TurnEnd follows (docs/agents/kimi.md B2).
 		w.interrupted, w.interruptedAt = true, ts
 		return nil
 	case "TurnEnd":
@@ -243,7 +243,7 @@ func (w *kimiLegacyWire) closeBox(id string, ts time.Time) []Event {
 	return []Event{e}
 }
 
-// turnEnd applies kimi.md B4: StepInterrupted then TurnEnd is a dead turn
+// turnEnd applies docs/agents/kimi.md B4: StepInterrupted then TurnEnd is a dead turn
 // whose cause is the paired log line; TurnEnd alone is done unless the log
 // says the person cancelled or the step limit stopped it.
 func (w *kimiLegacyWire) turnEnd(ts time.Time) []Event {
@@ -279,7 +279,7 @@ func (w *kimiLegacyWire) turnEnd(ts time.Time) []Event {
 }
 
 // kimiLegacyFailure classifies a dead turn by its log line, per the table of
-// kimi.md B4; without one the cause is unknown (B6).
+// docs/agents/kimi.md B4; without one the cause is unknown (B6).
 func kimiLegacyFailure(line *kimiLogLine) Failure {
 	if line == nil {
 		return Failure{Class: Unknown, Code: "StepInterrupted",

@@ -12,7 +12,7 @@ import (
 )
 
 // The legacy kimi-cli writes a dead turn's cause only in logs/kimi.log
-// (formats/kimi.md B3). Both readers of one root share a kimiLogBook: the log
+// (docs/agents/kimi.md B3). Both readers of one root share a kimiLogBook: the log
 // reader files the lines that matter by session as it tails the log, and the
 // wire reader looks its failed turn up there. The two files are tailed
 // independently and the log line is written just before the wire records, so
@@ -108,7 +108,7 @@ var (
 	kimiContextWords = regexp.MustCompile(`(?i)context length|context_length|maximum context|context window|too long`)
 )
 
-// class applies the table of kimi.md B4.
+// class applies the table of docs/agents/kimi.md B4.
 func (l *kimiLogLine) class() Class {
 	switch l.kind {
 	case kimiLogCancelled:

@@ -11,7 +11,7 @@ import (
 	"nudge/internal/watch/disk"
 )
 
-// kimiLegacySamples is the folder of legacy kimi-cli sessions (formats/samples/kimi-legacy).
+// kimiLegacySamples is the folder of legacy kimi-cli sessions (internal/classify/testdata/samples/kimi-legacy).
 var kimiLegacySamples = filepath.Join("testdata", "samples", "kimi-legacy")
 
 // kimiUTCLog makes log times read as UTC for the test: the constructed
@@ -112,7 +112,7 @@ func kimiLegacyHome(t *testing.T) (wire, log string) {
 	return filepath.Join(dir, "wire.jsonl"), filepath.Join(root, "logs", "kimi.log")
 }
 
-// Wire records (kimi.md B2, B3), at 2026-07-20 10:11:12.712 UTC and later.
+// Wire records (docs/agents/kimi.md B2, B3), at 2026-07-20 10:11:12.712 UTC and later.
 const (
 	klBegin       = `{"timestamp": 1784542270.101, "message": {"type": "TurnBegin", "payload": {"user_input": [{"type": "text", "text": "fix the failing test"}]}}}`
 	klStep        = `{"timestamp": 1784542270.104, "message": {"type": "StepBegin", "payload": {"n": 1}}}`

@@ -13,18 +13,18 @@ import (
 
 // Muse Code: frame logs of the Muse Session Protocol (MSP v1), one
 // {"dir":"client"|"server","raw":"<frame>"} line per JSON-RPC frame, the
-// format of the protocol's golden transcripts (formats/muse.md A1, A2). A
+// format of the protocol's golden transcripts (docs/agents/muse.md A1, A2). A
 // client that sits on `muse serve`'s stdio writes them under
 // <museHome>/nudge/frames/. The CLI's own session.jsonl is not a format
-// (muse.md A1, A6) and is never read.
+// (docs/agents/muse.md A1, A6) and is never read.
 //
-// ACP frame logs (muse.md Part B) share the line format but name no agent:
+// ACP frame logs (docs/agents/muse.md Part B) share the line format but name no agent:
 // a log of `kimi acp` belongs to Kimi, whose wire record carries the
-// failures its ACP stream hides (muse.md B2), so they are not read as Muse.
+// failures its ACP stream hides (docs/agents/muse.md B2), so they are not read as Muse.
 
 const museName = "muse"
 
-// museLoginHint is what a person does after authRequired (SPEC §2, muse.md A3).
+// museLoginHint is what a person does after authRequired (docs/behaviour.md §2, docs/agents/muse.md A3).
 const museLoginHint = "run `muse login`, or set META_API_KEY"
 
 func init() {
@@ -84,7 +84,7 @@ func recognizeMuse(path string, head []byte) bool {
 }
 
 // museHeadMarkers are MSP words, escaped as they appear inside "raw"
-// (muse.md A2): every view notification carries a viewCursor, initialize
+// (docs/agents/muse.md A2): every view notification carries a viewCursor, initialize
 // answers with museHome.
 var museHeadMarkers = []string{
 	`\"viewCursor\"`, `\"museHome\"`, `\"method\":\"turn/`, `\"method\":\"item/`, `\"method\":\"approval/`,
@@ -136,7 +136,7 @@ type museFrame struct {
 	EmittedAtMs float64    `json:"emittedAtMs"`
 }
 
-// museParams holds the fields nudge reads from any frame's params (muse.md A2).
+// museParams holds the fields nudge reads from any frame's params (docs/agents/muse.md A2).
 type museParams struct {
 	SessionID     string          `json:"sessionId"`
 	TurnID        string          `json:"turnId"`
@@ -174,7 +174,7 @@ type museSessionRef struct {
 }
 
 // museWindow is one usage window; percentages may exceed 100 and reset
-// times are epoch milliseconds (muse.md A2).
+// times are epoch milliseconds (docs/agents/muse.md A2).
 type museWindow struct {
 	UsedPercent float64 `json:"usedPercent"`
 	ResetsAtMs  float64 `json:"resetsAtMs"`
@@ -229,7 +229,7 @@ func (m *museReader) client(method string, p *museParams, ts time.Time) []Event 
 	return nil
 }
 
-// server applies the table of muse.md A2.
+// server applies the table of docs/agents/muse.md A2.
 func (m *museReader) server(method string, p *museParams, ts time.Time) []Event {
 	if method == "usage/changed" {
 		return m.usageChanged(p, ts)
@@ -321,7 +321,7 @@ func (m *museReader) event(session string, k Kind, ts time.Time) Event {
 }
 
 // openBox opens a box once: a request and its notification twin describe
-// the same box (muse.md A6).
+// the same box (docs/agents/muse.md A6).
 func (m *museReader) openBox(s *museSession, session, key, name, turn string, ts time.Time) []Event {
 	if key == "" || s.settled[key] {
 		return nil
@@ -386,7 +386,7 @@ func (m *museReader) turnCompleted(s *museSession, session string, p *museParams
 	return append(out, e)
 }
 
-// museFailure applies the classification table of muse.md A3 to a
+// museFailure applies the classification table of docs/agents/muse.md A3 to a
 // turn/completed that did not complete. Typed fields decide; the message
 // is read only inside modelError, where the table asks for it.
 func museFailure(p *museParams, usage *museUsage) Failure {
@@ -436,15 +436,15 @@ func museMessage(p *museParams) string {
 }
 
 var (
-	// museQuotaText is a modelError that "speaks of a quota / usage limit" (muse.md A3).
+	// museQuotaText is a modelError that "speaks of a quota / usage limit" (docs/agents/muse.md A3).
 	museQuotaText = regexp.MustCompile(`(?i)quota|usage[ _-]?limit`)
 	// museRejectedText is a non-retryable modelError naming an invalid request,
-	// a too-long prompt, an unknown model or filtered content (muse.md A3).
+	// a too-long prompt, an unknown model or filtered content (docs/agents/muse.md A3).
 	museRejectedText = regexp.MustCompile(`(?i)\b(400|404|413|422)\b|invalid[ _]request|too (long|large)|context (length|window)|(unknown|unsupported) model|model[ _]not[ _]found|content[ _]filter|filtered`)
 )
 
 // usageChanged reads a SubscriptionUsage. It is per account and host, so an
-// exhausted window limits every session this log has named (muse.md A2, A3).
+// exhausted window limits every session this log has named (docs/agents/muse.md A2, A3).
 func (m *museReader) usageChanged(p *museParams, ts time.Time) []Event {
 	u := museUsageOf(p.Window, p.Weekly)
 	before := m.usage

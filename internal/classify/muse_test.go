@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// museSamples is the folder of MSP frame logs (formats/samples/muse).
+// museSamples is the folder of MSP frame logs (internal/classify/testdata/samples/muse).
 var museSamples = filepath.Join("testdata", "samples", "muse")
 
 func museAgent(t testing.TB) Agent {
@@ -36,7 +36,7 @@ func turnEndings(events []Event) string {
 	return strings.Join(out, " ")
 }
 
-// The samples have no EXPECTED.tsv (formats/README.md); the expectations
+// The samples have no EXPECTED.tsv (docs/agents/README.md); the expectations
 // below are read from their frames.
 var museGolden = []struct {
 	file    string
@@ -168,7 +168,7 @@ func museFeed(frames ...string) []Event {
 	return out
 }
 
-// Frames constructed from msp.d.ts shapes (formats/muse.md A2).
+// Frames constructed from msp.d.ts shapes (docs/agents/muse.md A2).
 const (
 	msStarted  = `{"jsonrpc":"2.0","method":"turn/started","params":{"sessionId":"s1","turnId":"t1","commandId":"t1","viewCursor":"v:1"},"emittedAtMs":1754600000000}`
 	msUsageHit = `{"jsonrpc":"2.0","method":"usage/changed","params":{"observedAtMs":1754600000000,"tier":"pro","window":{"usedPercent":100,"resetsAtMs":1754610000000,"windowDurationMins":300},"weekly":{"usedPercent":62,"resetsAtMs":1755000000000}}}`

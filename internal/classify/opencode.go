@@ -13,7 +13,7 @@ import (
 )
 
 // OpenCode: the durable event log in its SQLite database and the live event
-// stream of each process with a server (formats/opencode.md §2-§4). Both
+// stream of each process with a server (docs/agents/opencode.md §2-§4). Both
 // arrive as one JSON object per record: a stream event as /event sends it
 // ({"id","type","properties"}), a /global/event frame ({"payload":…}), or a
 // database row as the `sync` payload OpenCode itself uses for durable events
@@ -21,7 +21,7 @@ import (
 
 const openCodeName = "opencode"
 
-// openCodeLoginHint is what a person does after an auth failure (SPEC §2).
+// openCodeLoginHint is what a person does after an auth failure (docs/behaviour.md §2).
 const openCodeLoginHint = "run `opencode auth login` (or fix the provider's API key in opencode.json)"
 
 // openCodeLivePrefix starts the path of a live stream's records
@@ -29,7 +29,7 @@ const openCodeLoginHint = "run `opencode auth login` (or fix the provider's API 
 const openCodeLivePrefix = "opencode-sse://"
 
 // openCodeQuotaWait: a retry scheduled further away than this is OpenCode
-// sleeping until a quota resets (SPEC §1, formats/opencode.md §6.2).
+// sleeping until a quota resets (docs/behaviour.md §1, docs/agents/opencode.md §6.2).
 const openCodeQuotaWait = 10 * time.Minute
 
 func init() {
@@ -49,7 +49,7 @@ func init() {
 		NewReader: newOpenCodeReader,
 		Recognize: recognizeOpenCode,
 		LoginHint: openCodeLoginHint,
-		// formats/opencode.md §2.4, §3: a plain TUI opens no port.
+		// docs/agents/opencode.md §2.4, §3: a plain TUI opens no port.
 		Blind:       "an OpenCode TUI started without --port shows only its database: its own retries, quota sleeps and open boxes are not visible, and a continuation needs a terminal nudge can type into",
 		Executables: []string{"opencode", "opencode.exe", ".opencode"},
 		// docs/agents/opencode.md §8 (5): its own instance on the same database;
@@ -497,7 +497,7 @@ func (r *openCodeReader) status(s *openCodeSession, st *openCodeStatus, ev func(
 			e = ev(UsageLimited, at)
 			e.Failure = &f
 		} else {
-			// OpenCode's own retry: the turn is alive, nothing has failed (SPEC §2).
+			// OpenCode's own retry: the turn is alive, nothing has failed (docs/behaviour.md §2).
 			s.limit = nil
 			e = ev(AgentRetrying, at)
 		}

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// openCodeFailure classifies the error that ended a turn (formats/opencode.md
+// openCodeFailure classifies the error that ended a turn (docs/agents/opencode.md
 // §6.3): the error name, the status code and the typed code in the response
 // body first; the message text only as a fallback.
 func openCodeFailure(e *openCodeError) Failure {

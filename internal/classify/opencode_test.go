@@ -74,7 +74,7 @@ func checkEnding(t *testing.T, file string, events []Event, kind, class, reset s
 // TestOpenCodeExpected checks every row of EXPECTED.tsv on the live stream
 // capture, and on the database, which shows how a turn ended but not why it
 // was waiting: a quota sleep that was aborted reads as cancelled there
-// (formats/opencode.md §6.4).
+// (docs/agents/opencode.md §6.4).
 func TestOpenCodeExpected(t *testing.T) {
 	agent, ok := Lookup("opencode")
 	if !ok {

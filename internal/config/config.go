@@ -30,7 +30,7 @@ type Agent struct {
 	Root    string `mapstructure:"root"` // "" means the agent's own default
 }
 
-// Config is every setting of SPEC §4, plus where nudge keeps its files.
+// Config is every setting of docs/behaviour.md §4, plus where nudge keeps its files.
 type Config struct {
 	Retry struct {
 		Enabled       bool            `mapstructure:"enabled"`
@@ -92,7 +92,7 @@ func (c Config) Agent(name string) Agent {
 	return Agent{Enabled: true}
 }
 
-// MaxAttempts is the fixed cap on continuations per dead turn (SPEC §4).
+// MaxAttempts is the fixed cap on continuations per dead turn (docs/behaviour.md §4).
 const MaxAttempts = 3
 
 // FlagKeys maps command-line flag names to the settings they override.

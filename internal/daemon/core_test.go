@@ -348,7 +348,7 @@ func (c *core) write(records ...map[string]any) {
 	}
 }
 
-// Claude Code records (formats/claude.md §3).
+// Claude Code records (docs/agents/claude.md §3).
 func prompt(uuid, text string) map[string]any {
 	return map[string]any{"type": "user", "uuid": uuid, "message": map[string]any{"role": "user", "content": text},
 		"origin": map[string]any{"kind": "human"}, "promptSource": "typed"}

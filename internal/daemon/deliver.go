@@ -42,7 +42,7 @@ func executables(agent string) []string {
 // continuation may still be allowed); otherwise the process is to be found
 // from the Hint (findProcess). Without a registry, the last moment relies on
 // the agent's ScreenReady where it has one, and on its records: the retry
-// machine re-read them just before (SPEC §3 step 2) and never sends while
+// machine re-read them just before (docs/behaviour.md §3 step 2) and never sends while
 // they show a box open. others are processes that hold other sessions.
 func sessionTarget(key retry.Key, project, transcript string, proc *classify.Process, idle func(context.Context) error, others []int) inject.Target {
 	agent, _ := classify.Lookup(key.Agent)

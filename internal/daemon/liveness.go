@@ -12,14 +12,14 @@ import (
 )
 
 // Agents with no live registry (Codex, Kimi, OpenCode without a port, …)
-// record nothing when their process dies mid-turn (kimi.md A3: "no cause is
+// record nothing when their process dies mid-turn (docs/agents/kimi.md A3: "no cause is
 // recorded anywhere"); the turn would look open forever. So once an open
 // turn has been quiet for a while its process is looked for, once, and
 // its end is watched (proc.WatchExit): no polling, no periodic search.
 const (
 	// quietBeforeLiveCheck is longer than any gap the agents leave between
 	// records while they retry by themselves (≈40 s for Claude Code,
-	// claude.md §6; ≤ 39 s for Kimi Code, kimi.md A3), so a working agent is
+	// docs/agents/claude.md §6; ≤ 39 s for Kimi Code, docs/agents/kimi.md A3), so a working agent is
 	// never asked about.
 	quietBeforeLiveCheck = 2 * time.Minute
 	// maxLiveCheckGap bounds how far apart the checks of a turn whose

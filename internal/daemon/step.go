@@ -479,7 +479,7 @@ func (d *Daemon) projectOf(k retry.Key) string {
 }
 
 // handleWakes re-reads the transcript of every session whose wake is due;
-// its machine decides once the fresh records are in (SPEC §3 step 2).
+// its machine decides once the fresh records are in (docs/behaviour.md §3 step 2).
 func (d *Daemon) handleWakes(ctx context.Context) {
 	now := d.now()
 	st := newStep()

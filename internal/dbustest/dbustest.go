@@ -20,7 +20,7 @@ import (
 )
 
 // busConfig is a session bus with no <servicedir>, so nothing auto-starts
-// (PLATFORM.md §3 "A private bus for tests").
+// (docs/platform.md §3 "A private bus for tests").
 const busConfig = `<busconfig><type>session</type><listen>unix:dir=%s</listen><auth>EXTERNAL</auth>
   <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy></busconfig>`
 

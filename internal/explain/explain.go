@@ -26,7 +26,7 @@ var (
 	ErrAmbiguous = errors.New("matches more than one session")
 )
 
-// Timeline is what `nudge explain --json` prints (SPEC §8).
+// Timeline is what `nudge explain --json` prints (docs/behaviour.md §8).
 type Timeline struct {
 	Agent     string  `json:"agent"`
 	Session   string  `json:"session"`

@@ -68,7 +68,7 @@ type Batch struct {
 	Entries   []EntryRow   // new Inbox entries; ID is ignored
 	Decisions []DecisionRow
 	// Attempts are continuations about to be typed, stored "sending" with
-	// the session state that issued them (SPEC §7). Commit sets each one's
+	// the session state that issued them (docs/behaviour.md §7). Commit sets each one's
 	// ID; an attempt begun before (also by an earlier run of the daemon)
 	// keeps ID 0 and must not be sent again.
 	Attempts []AttemptRow

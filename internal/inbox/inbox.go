@@ -17,7 +17,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// pragmas apply to every pooled connection (PLATFORM.md §5): WAL so readers
+// pragmas apply to every pooled connection (docs/platform.md §5): WAL so readers
 // and the writer do not block each other, NORMAL because a WAL commit then
 // survives a daemon crash, busy_timeout for other processes (the CLI).
 const pragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)"

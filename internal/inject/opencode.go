@@ -15,7 +15,7 @@ import (
 )
 
 // OpenCode continues an OpenCode session through the HTTP server of the
-// process that owns it (formats/opencode.md §8): it sends only while the
+// process that owns it (docs/agents/opencode.md §8): it sends only while the
 // session is idle with no prompt open, as a JSON body, so the text reaches
 // OpenCode literally. The server is the one the process itself listens on,
 // asked with the password of its own environment (opencode.FindServer). A

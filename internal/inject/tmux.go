@@ -14,7 +14,7 @@ import (
 )
 
 // Tmux types into the tmux pane that holds the agent process
-// (PLATFORM.md §7). The text goes through a named buffer and paste-buffer,
+// (docs/platform.md §7). The text goes through a named buffer and paste-buffer,
 // so tmux's command parser never sees it (an argument ending in ";" would
 // be cut) and no shell is ever involved.
 type Tmux struct {
@@ -109,7 +109,7 @@ func (x *Tmux) Send(ctx context.Context, w Where, text string) error {
 			return err
 		}
 		// -d deletes the buffer, -r keeps LF as LF, -p brackets the paste when
-		// the application asked for bracketed paste (PLATFORM.md §7).
+		// the application asked for bracketed paste (docs/platform.md §7).
 		if _, err := x.run(ctx, w.Server, nil, "paste-buffer", "-d", "-r", "-p", "-b", buffer, "-t", w.Pane); err != nil {
 			_, _ = x.run(context.WithoutCancel(ctx), w.Server, nil, "delete-buffer", "-b", buffer)
 			return err
@@ -222,7 +222,7 @@ func lookupPane(panes []pane, id string) (pane, bool) {
 }
 
 // paneID returns the pane id ("%3") of a registry value: "%3" itself or
-// Claude Code's "sess:@win.%pane" (claude.md §7.1).
+// Claude Code's "sess:@win.%pane" (docs/agents/claude.md §7.1).
 func paneID(s string) (string, error) {
 	id := s[strings.LastIndexByte(s, '%')+1:]
 	if _, err := strconv.ParseUint(id, 10, 32); err != nil || !strings.Contains(s, "%") {

@@ -99,7 +99,7 @@ func (s *server) start(name, script string) testPane {
 
 // cat starts a pane that writes what it receives to $OUT, its terminal
 // echoing it as an application draws what it reads (the
-// PLATFORM.md §7 recipe); Enter arrives there as "\n".
+// docs/platform.md §7 recipe); Enter arrives there as "\n".
 func (s *server) cat(name string) testPane {
 	return s.start(name, "stty echo; cat > $OUT")
 }

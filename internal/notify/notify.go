@@ -25,7 +25,7 @@ import (
 const (
 	// desktopTimeout bounds one desktop notification: on macOS beeep waits
 	// up to about 2 s for delivery before its osascript fallback
-	// (PLATFORM.md §4).
+	// (docs/platform.md §4).
 	desktopTimeout = 5 * time.Second
 	// pushTimeout bounds one try of a push request.
 	pushTimeout = 10 * time.Second

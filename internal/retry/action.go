@@ -12,7 +12,7 @@ type Key struct {
 	Session string `json:"session"`
 }
 
-// State is what the person sees for a session (SPEC §6).
+// State is what the person sees for a session (docs/behaviour.md §6).
 type State string
 
 // Session states, in the person's words.

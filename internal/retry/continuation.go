@@ -16,8 +16,8 @@ type purpose string
 
 // The two automations that send a continuation.
 const (
-	forRetry      purpose = "retry"       // a provider error (SPEC §3)
-	forUsageLimit purpose = "usage_limit" // "Continue after usage limit" (SPEC §5)
+	forRetry      purpose = "retry"       // a provider error (docs/behaviour.md §3)
+	forUsageLimit purpose = "usage_limit" // "Continue after usage limit" (docs/behaviour.md §5)
 )
 
 // known tells whether p is one of the two.
@@ -67,7 +67,7 @@ func (s *Session) unblocked(now time.Time, set Settings) {
 }
 
 // blocker says what keeps a due continuation from being typed: an open box
-// (SPEC §3 "Never while a question or permission box is open") or an agent
+// (docs/behaviour.md §3 "Never while a question or permission box is open") or an agent
 // that is not idle. No registry information at all is not a blocker: the
 // inject layer verifies the target again.
 func (s *Session) blocker() (blocker, bool) {
@@ -95,7 +95,7 @@ type blocker struct {
 
 // hold postpones a due continuation while something blocks it: checks after
 // BoxFirstCheck, doubling up to BoxMaxGap; after BoxGiveUp nudge gives up
-// and tells the person (SPEC §3).
+// and tells the person (docs/behaviour.md §3).
 func (s *Session) hold(b blocker, now time.Time, set Settings) {
 	p := s.pending
 	if p.HeldSince.IsZero() {
@@ -135,7 +135,7 @@ func (s *Session) inject(now time.Time, set Settings) {
 }
 
 // tell stops the automation for p and tells the person what (an
-// advice text): one Inbox entry, one notification, state GaveUp (SPEC §3:
+// advice text): one Inbox entry, one notification, state GaveUp (docs/behaviour.md §3:
 // "Never a silent give-up").
 func (s *Session) tell(what string, p purpose, attempts int) {
 	s.pending = nil

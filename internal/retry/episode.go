@@ -21,10 +21,10 @@ type episode struct {
 	Over     bool             `json:"over,omitempty"`     // nudge gave up and told the person
 }
 
-// providerError handles a dead turn classified provider_error (SPEC §3).
+// providerError handles a dead turn classified provider_error (docs/behaviour.md §3).
 func (s *Session) providerError(f classify.Failure, recorded, now time.Time, set Settings) {
 	if s.rateLimited(now) {
-		s.decide("provider error while the usage limit is in force: not retried (the retry yields to the limit, SPEC §5)")
+		s.decide("provider error while the usage limit is in force: not retried (the retry yields to the limit)")
 		s.entry("the turn failed with a provider error during a usage limit; not retried", f, nil, 0)
 		return
 	}
@@ -81,7 +81,7 @@ func (s *Session) providerError(f classify.Failure, recorded, now time.Time, set
 }
 
 // retryOff cancels the pending retry because retry was switched off; its
-// dead turn gets its one Inbox entry (SPEC §4).
+// dead turn gets its one Inbox entry (docs/behaviour.md §4).
 func (s *Session) retryOff() {
 	e := s.episode
 	s.decide("retry is off: pending attempt %d cancelled", s.pending.Attempt)

@@ -101,7 +101,7 @@ func (s *Session) observeProcess(ev classify.Event) {
 
 // crashed handles an agent process that went away with its turn still open:
 // nothing recorded why, so it is told once as unknown and never retried
-// (claude.md §6: "that is a crash: report it, do not retry").
+// (docs/agents/claude.md §6: "that is a crash: report it, do not retry").
 func (s *Session) crashed() {
 	s.endEpisode("the agent process exited mid-turn")
 	s.decide("the agent process exited with its turn open: told once, not retried")
@@ -176,7 +176,7 @@ func (s *Session) agentWorking(ev classify.Event) {
 	s.show(Working, time.Time{}, note)
 }
 
-// turnDone resets everything: a completed turn ends the episode (SPEC §3
+// turnDone resets everything: a completed turn ends the episode (docs/behaviour.md §3
 // step 4); after nudge's continuation, the session recovered.
 func (s *Session) turnDone() {
 	switch c := s.sent; {

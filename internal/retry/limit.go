@@ -10,7 +10,7 @@ import (
 	"nudge/internal/classify"
 )
 
-// limit is a usage limit in force (SPEC §5).
+// limit is a usage limit in force (docs/behaviour.md §5).
 type limit struct {
 	Failure      classify.Failure `json:"failure"`
 	AutoContinue bool             `json:"auto_continue,omitempty"` // the agent armed its own continuation
@@ -18,7 +18,7 @@ type limit struct {
 }
 
 // usageLimit handles a usage limit, from a dead turn or from the agent's
-// own report that it waits (SPEC §5). A limit gets one Inbox entry in
+// own report that it waits (docs/behaviour.md §5). A limit gets one Inbox entry in
 // whatever order its signs come (docs/behaviour.md §5): a sign of it is the
 // limit already told when that limit still stands (no work and no
 // continuation since; for a dead turn, its reset not passed either), or
@@ -31,7 +31,7 @@ type limit struct {
 func (s *Session) usageLimit(f classify.Failure, auto, deadTurn bool, now time.Time, set Settings) {
 	if p := s.pending; p != nil && p.For == forRetry {
 		s.pending = nil
-		s.decide("usage limit: pending attempt %d cancelled (the retry yields to the limit, SPEC §5)", p.Attempt)
+		s.decide("usage limit: pending attempt %d cancelled (the retry yields to the limit)", p.Attempt)
 	}
 	if s.episode != nil {
 		s.episode = nil

@@ -18,7 +18,7 @@ func limitHit(opts ...func(*classify.Event)) call {
 }
 
 // autoContinue is the agent's record that it armed its own continuation
-// (claude.md §8.2 "Usage limit reached · set to continue automatically").
+// (docs/agents/claude.md §8.2 "Usage limit reached · set to continue automatically").
 var autoContinue = event(classify.UsageLimited, func(ev *classify.Event) {
 	ev.Failure = &classify.Failure{Class: classify.UsageLimit, ResetAt: reset}
 	ev.AutoContinue = true
@@ -62,7 +62,7 @@ func TestUsageLimitIsNeverRetried(t *testing.T) {
 		{10 * time.Second, tick, nil},
 		// the provider-error retry yields while the limit is in force
 		{10 * time.Minute, fail(pe, err529), []string{
-			"decide: provider error while the usage limit is in force: not retried (the retry yields to the limit, SPEC §5)",
+			"decide: provider error while the usage limit is in force: not retried (the retry yields to the limit)",
 			"decide[told]: told the person: the turn failed with a provider error during a usage limit; not retried",
 			`entry "the turn failed with a provider error during a usage limit; not retried" provider_error "API Error: 529 Overloaded" attempts=0`,
 		}},
@@ -74,7 +74,7 @@ func TestUsageLimitCancelsPendingRetry(t *testing.T) {
 	run(t, testSettings(), []step{
 		{0, fail(pe, err500), schedule1},
 		{5 * time.Second, limitHit(resetAt(reset)), []string{
-			"decide: usage limit: pending attempt 1 cancelled (the retry yields to the limit, SPEC §5)",
+			"decide: usage limit: pending attempt 1 cancelled (the retry yields to the limit)",
 			"decide: usage limit: continue after usage limit is off; nothing will be sent",
 			"decide[told]: told the person: " + limitOff,
 			`entry "` + limitOff + `" usage_limit "` + limitText + `" attempts=0`,

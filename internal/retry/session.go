@@ -1,4 +1,4 @@
-// Package retry is the per-session state machine of SPEC §3–5: a session's
+// Package retry is the per-session state machine of docs/behaviour.md §3–5: a session's
 // events and the time go in, actions (continue, tell, wait) come out.
 package retry
 
@@ -149,7 +149,7 @@ func (s *Session) Restored(now time.Time, set Settings) []Action {
 }
 
 // Tick acts on a Wake that came due. The daemon has just re-read the
-// session's records (SPEC §3 step 2), so the picture is current.
+// session's records (docs/behaviour.md §3 step 2), so the picture is current.
 func (s *Session) Tick(now time.Time, set Settings) []Action {
 	set = set.normalized()
 	p := s.pending

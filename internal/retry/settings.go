@@ -2,22 +2,22 @@ package retry
 
 import "time"
 
-// The defaults of SPEC §4 and the limits the machine never exceeds.
+// The defaults of docs/behaviour.md §4 and the limits the machine never exceeds.
 const (
 	// MaxAttempts is the attempt cap: "After 3 failed attempts for the same
-	// error, stop" (SPEC §3 step 5); "The attempt cap is fixed at 3" (SPEC §4).
+	// error, stop" (docs/behaviour.md §3 step 5); "The attempt cap is fixed at 3" (docs/behaviour.md §4).
 	MaxAttempts = 3
 
 	// DefaultFirstDelay, DefaultSecondDelay and DefaultThirdDelay are the
-	// waits before attempts 1, 2 and 3 (SPEC §3 step 1, SPEC §4 retry.delays).
+	// waits before attempts 1, 2 and 3 (docs/behaviour.md §3 step 1, docs/behaviour.md §4 retry.delays).
 	DefaultFirstDelay  = 10 * time.Second
 	DefaultSecondDelay = 30 * time.Second
 	DefaultThirdDelay  = 90 * time.Second
 
 	// DefaultBoxFirstCheck is the first recheck while a box is open, the
 	// gaps then double up to DefaultBoxMaxGap, and after DefaultBoxGiveUp
-	// with the box still open nudge stops and tells the person (SPEC §3
-	// "While a box stays open", SPEC §4 retry.box_*).
+	// with the box still open nudge stops and tells the person (docs/behaviour.md §3
+	// "While a box stays open", docs/behaviour.md §4 retry.box_*).
 	DefaultBoxFirstCheck = 10 * time.Second
 	DefaultBoxMaxGap     = 5 * time.Minute
 	DefaultBoxGiveUp     = time.Hour
@@ -25,7 +25,7 @@ const (
 	// DefaultUsageLimitMargin is how long after the agent's reported reset
 	// time the "Continue after usage limit" automation waits, and
 	// DefaultUsageLimitMarginAutoContinue the wait when the agent armed its
-	// own continuation (claude.md §8.2: "≥ 3 min when the native wait is
+	// own continuation (docs/agents/claude.md §8.2: "≥ 3 min when the native wait is
 	// armed, ≥ 1 min otherwise"; the native one fired ≈80 s after resetsAt).
 	DefaultUsageLimitMargin             = time.Minute
 	DefaultUsageLimitMarginAutoContinue = 3 * time.Minute
@@ -33,18 +33,18 @@ const (
 	// EchoWindow is how long after an Inject a user message with the same
 	// text is taken for nudge's own continuation rather than a person: the
 	// typed continuation is recorded as an ordinary typed user record
-	// (claude.md §9.2, samples/claude/excerpts/injected-continue-after-500.jsonl),
+	// (docs/agents/claude.md §9.2, samples/claude/excerpts/injected-continue-after-500.jsonl),
 	// written as soon as the CLI accepts the line.
 	EchoWindow = 2 * time.Minute
 )
 
-// DefaultMessage is the continuation text (SPEC §3 step 3). It is one line:
+// DefaultMessage is the continuation text (docs/behaviour.md §3 step 3). It is one line:
 // a newline typed into a terminal would submit the message early.
 const DefaultMessage = "Your previous attempt failed with a provider error " +
 	"(the API returned an error or the connection dropped); nothing was wrong with your work. " +
 	"Please continue where you left off."
 
-// Settings are the person's choices that steer the machine (SPEC §4, §5).
+// Settings are the person's choices that steer the machine (docs/behaviour.md §4, §5).
 // The daemon passes the current settings into every call.
 type Settings struct {
 	Enabled bool            // "Retry after API errors"
@@ -53,7 +53,7 @@ type Settings struct {
 
 	BoxFirstCheck, BoxMaxGap, BoxGiveUp time.Duration // box rechecks; zero or negative means the default
 
-	ContinueAfterUsageLimit                        bool          // "Continue after usage limit" (off by default, SPEC §5)
+	ContinueAfterUsageLimit                        bool          // "Continue after usage limit" (off by default, docs/behaviour.md §5)
 	UsageLimitMargin, UsageLimitMarginAutoContinue time.Duration // wait after the reset time; zero or negative means the default
 
 	// Paused keeps watching and recording but never injects: pending
@@ -61,7 +61,7 @@ type Settings struct {
 	Paused bool
 }
 
-// DefaultSettings returns the settings of SPEC §4 and §5.
+// DefaultSettings returns the settings of docs/behaviour.md §4 and §5.
 func DefaultSettings() Settings {
 	return Settings{
 		Enabled:                      true,

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Status is what `nudge status --json` prints (SPEC §8).
+// Status is what `nudge status --json` prints (docs/behaviour.md §8).
 type Status struct {
 	Daemon   *Daemon   `json:"daemon"` // nil when no daemon is running
 	Settings *Settings `json:"settings,omitempty"`

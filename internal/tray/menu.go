@@ -9,7 +9,7 @@ import (
 	"nudge/internal/status"
 )
 
-// look is the icon's state at a glance (SPEC §6).
+// look is the icon's state at a glance (docs/behaviour.md §6).
 type look int
 
 const (
@@ -27,7 +27,7 @@ const (
 	clickQuit     = "quit"
 )
 
-// Menu labels (SPEC §4, §6).
+// Menu labels (docs/behaviour.md §4, §6).
 const (
 	labelRetry    = "Retry after API errors"
 	labelContinue = "Continue after usage limit"
@@ -193,7 +193,7 @@ func sessionName(s status.Session) string {
 	return fmt.Sprintf("%s (%s)", name, s.Agent)
 }
 
-// stateWords says a session's state in words (SPEC §6), and whether the
+// stateWords says a session's state in words (docs/behaviour.md §6), and whether the
 // words count down.
 func stateWords(s status.Session, now time.Time) (string, bool) {
 	switch {

@@ -10,7 +10,7 @@ import (
 )
 
 // preflight checks for a graphical session and its bus before systray
-// starts: without a session bus systray.Quit panics (PLATFORM.md §3, bug 2).
+// starts: without a session bus systray.Quit panics (docs/platform.md §3, bug 2).
 func preflight() error {
 	if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
 		return fmt.Errorf("%w: no display (DISPLAY and WAYLAND_DISPLAY are unset)", ErrUnavailable)

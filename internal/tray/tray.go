@@ -2,7 +2,7 @@
 // with the toggles, the watched sessions, "Open Inbox…", "Pause" and
 // "Quit". It holds no rules of its own; every click goes to the daemon.
 //
-// Only this package imports fyne.io/systray (PLATFORM.md §2): a darwin
+// Only this package imports fyne.io/systray (docs/platform.md §2): a darwin
 // build without cgo gets tray_stub.go, where Run returns ErrUnavailable.
 package tray
 

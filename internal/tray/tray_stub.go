@@ -8,7 +8,7 @@ import (
 )
 
 // Available reports whether this build can show the icon: a Mac build
-// without cgo cannot (PLATFORM.md §2).
+// without cgo cannot (docs/platform.md §2).
 const Available = false
 
 // Run returns ErrUnavailable at once.

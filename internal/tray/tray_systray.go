@@ -24,7 +24,7 @@ const (
 	redrawGap = time.Second
 	// reassertAfter sets icon, title and tooltip again after start: systray
 	// v1.12.2 drops them when they land before its D-Bus export is done
-	// (PLATFORM.md §3, bug 1).
+	// (docs/platform.md §3, bug 1).
 	reassertAfter = 300 * time.Millisecond
 	// unreadWait bounds how long a redraw waits for the Inbox count.
 	unreadWait = 2 * time.Second
@@ -32,7 +32,7 @@ const (
 
 // Run shows the icon until ctx ends; ErrUnavailable (wrapped, with the
 // reason) when it cannot be shown here. Call it on the main goroutine: on
-// macOS the menu bar lives on the main thread (PLATFORM.md §2).
+// macOS the menu bar lives on the main thread (docs/platform.md §2).
 func Run(ctx context.Context, spec Spec) error {
 	if err := preflight(); err != nil {
 		return err

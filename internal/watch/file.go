@@ -20,8 +20,8 @@ type FileID struct {
 }
 
 // fingerprintLen is how many leading bytes identify a file. Every session
-// file starts with a record naming its session (formats/claude.md,
-// codex.md, kimi.md), so two files rarely share their first 256 bytes.
+// file starts with a record naming its session (docs/agents/claude.md,
+// docs/agents/codex.md, docs/agents/kimi.md), so two files rarely share their first 256 bytes.
 const fingerprintLen = 256
 
 // markLen is how many bytes just before a position are fingerprinted with

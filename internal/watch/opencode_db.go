@@ -10,7 +10,7 @@ import (
 )
 
 // A database tail (FileSet.Database) follows OpenCode's SQLite database: its
-// records are the rows of the durable event log (formats/opencode.md §2.1),
+// records are the rows of the durable event log (docs/agents/opencode.md §2.1),
 // each as one JSON line, and its position, kept in lines.pos and stored as
 // Offset/End, is the rowid of the last row read. OpenCode commits into the
 // -wal file; the main file changes only at checkpoints, so events naming

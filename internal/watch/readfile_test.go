@@ -92,7 +92,7 @@ func TestReadFileOpenCodeLive(t *testing.T) {
 		t.Errorf("retrying session: %+v", p)
 	}
 	// The snapshot's status has no event id: a next attempt hours after
-	// now is a quota sleep all the same (formats/opencode.md §6.2).
+	// now is a quota sleep all the same (docs/agents/opencode.md §6.2).
 	next := time.Now().Add(2 * time.Hour).Truncate(time.Millisecond)
 	status = `{"ses_dd4478e32ffeWP3grBPEAMzGHG":{"type":"retry","attempt":1,"message":"Rate limited","next":` + strconv.FormatInt(next.UnixMilli(), 10) + `}}`
 	events, err := ReadFile(t.Context(), path, agent, testLog(t))

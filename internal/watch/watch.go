@@ -24,7 +24,7 @@ import (
 	"nudge/internal/watch/muse"
 )
 
-// Defaults of Options and the fixed limits (PLATFORM.md §6).
+// Defaults of Options and the fixed limits (docs/platform.md §6).
 const (
 	// Claude Code writes 40 KB+ lines routinely and multi-MB ones on /compact.
 	defaultLineCap   = 8 << 20

@@ -3,7 +3,7 @@
 // must name the listener itself as Host, come from the page's own origin,
 // and carry a credential: the secret of this run (for other tools) or the
 // token of one page load, which a one-time sign-in link hands out and the
-// page keeps in its own tab (SPEC §6, §7; docs/security.md).
+// page keeps in its own tab (docs/behaviour.md §6, §7; docs/security.md).
 package web
 
 import (

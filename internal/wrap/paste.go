@@ -8,7 +8,7 @@ import (
 // Bracketed paste (xterm's DEC private mode 2004): an application that
 // switches it on with ESC[?2004h receives pasted text between ESC[200~ and
 // ESC[201~, so a TUI takes multi-line text as one paste instead of
-// submitting at each newline (PLATFORM.md §7); ESC[?2004l switches it off.
+// submitting at each newline (docs/platform.md §7); ESC[?2004l switches it off.
 var (
 	pasteStart = []byte("\x1b[200~")
 	pasteEnd   = []byte("\x1b[201~")

@@ -19,7 +19,7 @@ import (
 
 // Open opens the database at path read-only. Never immutable: that skips the
 // WAL and shows stale rows; the busy timeout rides out OpenCode's commits
-// (formats/opencode.md §2.1).
+// (docs/agents/opencode.md §2.1).
 func Open(path string) (*sql.DB, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {

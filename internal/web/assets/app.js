@@ -36,7 +36,7 @@
     return Math.round(s / 3600) + ' h';
   }
 
-  // stateWords says a session's state as the menu does (SPEC §6).
+  // stateWords says a session's state as the menu does (docs/behaviour.md §6).
   function stateWords(s) {
     switch (s.state) {
       case 'working': return 'working';
