@@ -20,6 +20,7 @@ import (
 	"nudge/e2e/daemontest"
 	"nudge/e2e/snoop"
 	"nudge/internal/inbox"
+	"nudge/internal/web"
 )
 
 func TestMain(m *testing.M) { daemontest.Main(m, snoop.Cmd) }
@@ -40,10 +41,7 @@ func newWorld(t *testing.T) *world {
 	dir := t.TempDir()
 	w := &world{t: t, home: filepath.Join(dir, "home"), data: filepath.Join(dir, "data")}
 	must(t, os.MkdirAll(w.home, 0o700))
-	w.env = []string{
-		"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "NUDGE_DATA_DIR=" + w.data,
-		"XDG_CONFIG_HOME=" + filepath.Join(w.home, ".config"), "NUDGE_NOTIFY_DESKTOP=false", "NUDGE_WATCH_RESCAN=1s",
-	}
+	w.env = daemontest.Env(w.home, w.data)
 	return w
 }
 
@@ -64,20 +62,7 @@ func (w *world) startDaemon() {
 
 func (w *world) nudge(args ...string) ([]byte, error) { return daemontest.CLI(w.env, args...) }
 
-type cliEntry struct {
-	ID        int64  `json:"id"`
-	ErrorText string `json:"error_text"`
-	Read      bool   `json:"read"`
-}
-
-func (w *world) entries() []cliEntry {
-	w.t.Helper()
-	out, err := w.nudge("inbox", "--json")
-	must(w.t, err)
-	var es []cliEntry
-	must(w.t, json.Unmarshal(out, &es))
-	return es
-}
+func (w *world) entries() []web.Entry { return daemontest.Entries(w.t, w.env) }
 
 // deadTurn writes a Claude Code transcript in /work/shop whose turn dies
 // from a provider error, as the CLI writes it (docs/agents/claude.md).

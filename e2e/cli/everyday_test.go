@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"nudge/e2e/daemontest"
+	"nudge/internal/web"
 )
 
 // A Claude Code session in /work/shop whose turn dies from a 500, and the
@@ -76,26 +77,7 @@ func count(lines []logLine, level, msg, session string) int {
 	return n
 }
 
-type cliEntry struct {
-	ID        int64  `json:"id"`
-	What      string `json:"what"`
-	ErrorText string `json:"error_text"`
-	Attempts  int    `json:"attempts"`
-	Read      bool   `json:"read"`
-}
-
-func (m *machine) entries() []cliEntry {
-	m.t.Helper()
-	out, err := m.nudge("inbox", "--json")
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	var es []cliEntry
-	if err := json.Unmarshal([]byte(out), &es); err != nil {
-		m.t.Fatalf("inbox --json: %v\n%s", err, out)
-	}
-	return es
-}
+func (m *machine) entries() []web.Entry { return daemontest.Entries(m.t, m.env) }
 
 // A toggle flipped from the CLI is in the status the moment the command
 // returns: one read, no waiting.

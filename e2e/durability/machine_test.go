@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"nudge/e2e/daemontest"
+	"nudge/internal/web"
 )
 
 func TestMain(m *testing.M) { daemontest.Main(m) }
@@ -39,11 +40,7 @@ func newMachine(t *testing.T, env ...string) *machine {
 	if err := os.MkdirAll(m.home, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	m.env = append([]string{
-		"HOME=" + m.home, "PATH=" + os.Getenv("PATH"), "NUDGE_DATA_DIR=" + m.data,
-		"XDG_STATE_HOME=" + filepath.Join(dir, "state"), "XDG_CONFIG_HOME=" + filepath.Join(dir, "config"),
-		"NUDGE_RETRY_ENABLED=false", "NUDGE_NOTIFY_DESKTOP=false", "NUDGE_WATCH_RESCAN=1s",
-	}, env...)
+	m.env = daemontest.Env(m.home, m.data, append([]string{"NUDGE_RETRY_ENABLED=false"}, env...)...)
 	return m
 }
 
@@ -78,27 +75,7 @@ func (m *machine) kill() {
 
 func (m *machine) nudge(args ...string) ([]byte, error) { return daemontest.CLI(m.env, args...) }
 
-type entry struct {
-	ID        int64
-	Agent     string
-	Session   string
-	What      string
-	ErrorText string `json:"error_text"`
-	Class     string
-}
-
-func (m *machine) entries() []entry {
-	m.t.Helper()
-	out, err := m.nudge("inbox", "--json")
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	var es []entry
-	if err := json.Unmarshal(out, &es); err != nil {
-		m.t.Fatalf("inbox --json: %v\n%s", err, out)
-	}
-	return es
-}
+func (m *machine) entries() []web.Entry { return daemontest.Entries(m.t, m.env) }
 
 // daemonStatus is the part of `nudge status --json` these tests read.
 type daemonStatus struct {

@@ -49,11 +49,8 @@ func newWorld(t *testing.T) *world {
 	if err := os.MkdirAll(w.project, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	w.env = []string{
-		"HOME=" + filepath.Join(dir, "home"), "PATH=" + os.Getenv("PATH"), "NUDGE_DATA_DIR=" + filepath.Join(dir, "data"),
-		"NUDGE_LOG_FILE=" + w.log, "NUDGE_LOG_LEVEL=debug", "NUDGE_NOTIFY_DESKTOP=false", "NUDGE_WATCH_RESCAN=1s",
-		"NUDGE_RETRY_DELAYS=1s,1s,1s",
-	}
+	w.env = daemontest.Env(filepath.Join(dir, "home"), filepath.Join(dir, "data"),
+		"NUDGE_LOG_FILE="+w.log, "NUDGE_LOG_LEVEL=debug", "NUDGE_RETRY_DELAYS=1s,1s,1s")
 	t.Cleanup(func() {
 		if t.Failed() {
 			b, _ := os.ReadFile(w.log)

@@ -18,6 +18,7 @@ import (
 	"nudge/e2e/daemontest"
 	"nudge/e2e/snoop"
 	"nudge/internal/inbox"
+	"nudge/internal/web"
 )
 
 func TestMain(m *testing.M) { daemontest.Main(m, snoop.Cmd) }
@@ -35,10 +36,7 @@ func newWorld(t *testing.T, env ...string) *world {
 	dir := t.TempDir()
 	w := &world{t: t, home: filepath.Join(dir, "home"), data: filepath.Join(dir, "data")}
 	must(t, os.MkdirAll(w.home, 0o700))
-	w.env = append([]string{
-		"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "NUDGE_DATA_DIR=" + w.data,
-		"XDG_CONFIG_HOME=" + filepath.Join(w.home, ".config"), "NUDGE_NOTIFY_DESKTOP=false", "NUDGE_WATCH_RESCAN=1s",
-	}, env...)
+	w.env = daemontest.Env(w.home, w.data, env...)
 	return w
 }
 
@@ -73,23 +71,7 @@ func (w *world) secret() string {
 	return strings.TrimSpace(string(b))
 }
 
-type entry struct {
-	ID        int64  `json:"id"`
-	Agent     string `json:"agent"`
-	Session   string `json:"session"`
-	Project   string `json:"project"`
-	ErrorText string `json:"error_text"`
-	Read      bool   `json:"read"`
-}
-
-func (w *world) entries() []entry {
-	w.t.Helper()
-	out, err := w.nudge("inbox", "--json")
-	must(w.t, err)
-	var es []entry
-	must(w.t, json.Unmarshal(out, &es))
-	return es
-}
+func (w *world) entries() []web.Entry { return daemontest.Entries(w.t, w.env) }
 
 // signInFailure writes a Claude Code transcript whose turn dies because
 // the API key was refused (docs/agents/claude.md §4.2), in folder cwd with the

@@ -66,11 +66,7 @@ func newWorld(t *testing.T, env ...string) *world {
 	if err := os.MkdirAll(filepath.Join(w.home, ".claude", "projects", "-home-dev-p"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	w.env = append([]string{
-		"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "NUDGE_DATA_DIR=" + w.data, "TERM=xterm-256color",
-		"XDG_STATE_HOME=" + filepath.Join(dir, "state"), "XDG_CONFIG_HOME=" + filepath.Join(dir, "config"),
-		"NUDGE_NOTIFY_DESKTOP=false", "NUDGE_WATCH_RESCAN=1s",
-	}, env...)
+	w.env = daemontest.Env(w.home, w.data, append([]string{"TERM=xterm-256color"}, env...)...)
 	return w
 }
 
