@@ -8,7 +8,7 @@
 # .ci/install-agents.sh; docs/agents/README.md says how to move a pin.
 #
 #   NUDGE_DRIFT_CACHE  cache folder (default: <the e2e cache>/drift)
-#   AGENTS             the agents to check (default: claude codex kimi opencode)
+#   AGENTS             the agents to check (default: claude codex kimi opencode grok)
 #
 # Exit status: 0 when every agent passed, 1 otherwise.
 set -uo pipefail
@@ -21,7 +21,7 @@ if [[ -z "${NUDGE_DRIFT_CACHE:-}" ]]; then
 	fi
 	NUDGE_DRIFT_CACHE="$base/drift"
 fi
-AGENTS="${AGENTS:-claude codex kimi opencode}"
+AGENTS="${AGENTS:-claude codex kimi opencode grok}"
 KIMI_NODE_VERSION=22.23.5 # as in .ci/install-agents.sh
 logs="$NUDGE_DRIFT_CACHE/logs"
 mkdir -p "$logs"
@@ -109,6 +109,18 @@ for agent in $AGENTS; do
 			install "$dir" "opencode-ai@$w"
 			check opencode "$w" NUDGE_E2E_OPENCODE "$dir/node_modules/.bin/opencode" '^TestRealOpenCode'
 		fi
+		;;
+	grok)
+		# grok-dev, the Grok with hooks, is not published here; once it is,
+		# nudge has a new agent build to test (docs/agents/grok.md §5).
+		if d=$(newest grok-dev) && [[ -n "$d" ]]; then
+			rows+=("grok|grok-dev $d|published: not yet tested by nudge")
+			failed=1
+		fi
+		v=$(newest @vibe-kit/grok-cli)
+		dir="$NUDGE_DRIFT_CACHE/grok-$v"
+		install "$dir" --ignore-scripts "@vibe-kit/grok-cli@$v"
+		check grok "$v (@vibe-kit/grok-cli)" NUDGE_E2E_GROK_LEGACY "$dir/node_modules/.bin/grok" '^TestRealGrok'
 		;;
 	*)
 		rows+=("$agent|-|unknown agent")

@@ -24,6 +24,7 @@ CODEX_LEGACY_VERSION=0.98.0
 KIMI_VERSION=2.1.0
 KIMI_NODE_VERSION=22.23.5
 OPENCODE_VERSION=1.18.33
+GROK_LEGACY_VERSION=0.0.34
 
 # npm_agent VAR PREFIX EXE PACKAGE... installs the packages into PREFIX unless
 # EXE is already there, checks EXE, and prints `export VAR=EXE`.
@@ -76,3 +77,9 @@ mkdir -p "$p/bin"
 printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$node" "$p/node_modules/.bin/kimi" >"$p/bin/kimi"
 chmod +x "$p/bin/kimi"
 echo "export NUDGE_E2E_KIMI=$p/bin/kimi"
+
+# Grok CLI: only the old @vibe-kit/grok-cli is published on npm; grok-dev,
+# whose hooks nudge reads, is not (docs/agents/grok.md §5). Install scripts
+# are not needed.
+p="$NUDGE_E2E_CACHE/grok-$GROK_LEGACY_VERSION"
+npm_agent NUDGE_E2E_GROK_LEGACY "$p" "$p/node_modules/.bin/grok" --ignore-scripts "@vibe-kit/grok-cli@$GROK_LEGACY_VERSION"
