@@ -18,6 +18,7 @@ import (
 
 	"nudge/e2e/fakeprovider"
 	"nudge/internal/testenv"
+	"nudge/internal/web"
 )
 
 // The harness every real-agent test shares: a private world with its own
@@ -382,16 +383,10 @@ func (d *daemon) waitReady() {
 	})
 }
 
-// inboxEntry is the part of `nudge inbox --json` the tests read.
-type inboxEntry struct {
-	Agent, Session, What, Class string
-	ErrorText                   string `json:"error_text"`
-}
-
-func (d *daemon) inbox() []inboxEntry {
+func (d *daemon) inbox() []web.Entry {
 	d.w.t.Helper()
 	out := d.cli("inbox", "--json")
-	var es []inboxEntry
+	var es []web.Entry
 	if err := json.Unmarshal([]byte(out), &es); err != nil {
 		d.w.t.Fatalf("nudge inbox --json: %v\n%s", err, out)
 	}
