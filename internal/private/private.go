@@ -51,6 +51,10 @@ func Check(what, path string) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("%s %s is not a folder", what, path)
 	}
+	if shared(fi) {
+		return fmt.Errorf("%s %s is a folder every user shares (mode %04o, as /tmp): another user could take or replace the names nudge keeps there; "+
+			"choose a folder of your own (NUDGE_DATA_DIR, log.file)", what, path, fi.Mode().Perm())
+	}
 	if uid := owner(fi); uid != me {
 		return fmt.Errorf("%s %s belongs to %s, not to you: another user could read or replace what nudge keeps there; "+
 			"choose a folder of your own (NUDGE_DATA_DIR, log.file) or remove this one", what, path, userName(uid))
@@ -77,6 +81,13 @@ func Check(what, path string) error {
 		}
 	}
 	return nil
+}
+
+// shared reports whether fi is a folder every user may add entries to,
+// sticky so that each keeps their own, as /tmp: it is nobody's alone, and
+// no chmod should make it so.
+func shared(fi fs.FileInfo) bool {
+	return fi.Mode()&fs.ModeSticky != 0 && fi.Mode().Perm()&0o002 != 0
 }
 
 // checkLinks checks the symbolic links on the way to abs: each must
@@ -106,7 +117,7 @@ func checkAbove(what, path, dir string, me int) error {
 		return fmt.Errorf("%s %s lies in %s, which belongs to %s: that user could replace it; "+
 			"choose a folder of your own (NUDGE_DATA_DIR, log.file)", what, path, dir, userName(uid))
 	}
-	if fi.Mode().Perm()&0o002 != 0 && fi.Mode()&fs.ModeSticky == 0 {
+	if fi.Mode().Perm()&0o002 != 0 && !shared(fi) {
 		return fmt.Errorf("%s %s lies in %s, which every user can change (mode %04o): they could replace it; "+
 			"choose a folder of your own (NUDGE_DATA_DIR, log.file)", what, path, dir, fi.Mode().Perm())
 	}

@@ -66,6 +66,23 @@ func TestOpenFolderIsRefused(t *testing.T) {
 	}
 }
 
+// A folder every user shares, as /tmp (log.file: /tmp/nudge.log), is
+// refused with advice to choose another: never to chmod it, nor remove it.
+func TestSharedFolderIsRefusedWithTheRightAdvice(t *testing.T) {
+	shared := filepath.Join(t.TempDir(), "tmp")
+	if err := os.Mkdir(shared, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(shared, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	err := Check("log folder", shared)
+	mustErr(t, err, "log folder "+shared, "every user shares", "choose a folder of your own")
+	if strings.Contains(err.Error(), "chmod") || strings.Contains(err.Error(), "remove") {
+		t.Fatalf("error %q tells to change or remove a folder every user shares", err)
+	}
+}
+
 func TestFolderInsideAnOpenFolderIsRefused(t *testing.T) {
 	open := filepath.Join(t.TempDir(), "shared")
 	if err := os.Mkdir(open, 0o700); err != nil {
