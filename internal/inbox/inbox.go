@@ -73,7 +73,7 @@ func Open(path string) (*DB, error) {
 	w.SetMaxOpenConns(1)
 	if err := migrateWhenFree(context.Background(), w); err != nil {
 		w.Close()
-		return nil, fmt.Errorf("inbox: %s: %w", abs, err)
+		return nil, fmt.Errorf("inbox: %s: %w", abs, damaged(abs, err))
 	}
 	r, err := sql.Open("sqlite", name+"?"+pragmas+readerCache+"&_pragma=query_only(1)")
 	if err != nil {
@@ -122,6 +122,24 @@ func migrateOne(ctx context.Context, w *sql.DB, upTo int) (done bool, err error)
 		return false, fmt.Errorf("migrate to schema version %d: commit: %w", version+1, err)
 	}
 	return false, nil
+}
+
+// damaged adds to err, met opening the database at abs, what the person
+// can do when SQLite finds the file damaged or not a database at all:
+// move it aside with its -wal and -shm, so that the next start makes a
+// new one.
+func damaged(abs string, err error) error {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		aside := filepath.Join(filepath.Dir(abs), "damaged")
+		return fmt.Errorf("%w; the database is damaged: move it aside (mkdir -p %q && mv %q* %q) and start nudge again: "+
+			"it makes a new one, with an empty Inbox, and does not act on old history", err, aside, abs, aside)
+	}
+	return err
 }
 
 // busyRetries bounds how often Open waits out another process that holds

@@ -1,13 +1,16 @@
 package inbox
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sync"
 	"testing"
@@ -605,5 +608,67 @@ func TestMetaCommitsWithTheBatch(t *testing.T) {
 	}
 	if pos, _ := db.Positions(ctx); len(pos) != 0 {
 		t.Errorf("positions after Forget: %+v", pos)
+	}
+}
+
+// A damaged database, or a file that is no database, is refused with what
+// to do; doing it, as written, lets the next Open start afresh.
+func TestDamagedDatabaseSaysWhatToDo(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh to follow the advice with")
+	}
+	damage := map[string]func(t *testing.T, path string){
+		"damaged pages": func(t *testing.T, path string) {
+			db, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Commit(ctx, fullBatch()); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			// The first page past its header: the schema's table.
+			f, err := os.OpenFile(path, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.WriteAt(bytes.Repeat([]byte("garbage"), 2000), 100); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"no database": func(t *testing.T, path string) {
+			if err := os.WriteFile(path, bytes.Repeat([]byte("not a database\n"), 100), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	advice := regexp.MustCompile(`move it aside \((.+)\) and start nudge again`)
+	for name, spoil := range damage {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "nudge.db")
+			spoil(t, path)
+			_, errRO := OpenReadOnly(path)
+			db, err := Open(path)
+			if err == nil {
+				db.Close()
+				t.Fatal("Open accepted a damaged database")
+			}
+			for _, err := range []error{err, errRO} {
+				if err == nil || !advice.MatchString(err.Error()) {
+					t.Fatalf("error %v does not say what to do", err)
+				}
+			}
+			if out, err := exec.Command(sh, "-c", advice.FindStringSubmatch(err.Error())[1]).CombinedOutput(); err != nil {
+				t.Fatalf("the advice fails: %v\n%s", err, out)
+			}
+			db = open(t, path)
+			if entries, err := db.Entries(ctx, false); err != nil || len(entries) != 0 {
+				t.Fatalf("after moving the damaged one aside: entries %v, %v; want a new, empty database", entries, err)
+			}
+		})
 	}
 }

@@ -29,10 +29,12 @@ func OpenReadOnly(path string) (*DB, error) {
 		}
 	}
 	db := &DB{path: abs, w: pools[0], r: pools[1], changed: make(chan struct{})}
+	// Counting the schema's tables reads the first page, where a damaged
+	// file is told apart from an old one.
 	var version int
-	if err := db.r.QueryRowContext(context.Background(), "PRAGMA user_version").Scan(&version); err != nil {
+	if err := db.r.QueryRowContext(context.Background(), "SELECT (SELECT user_version FROM pragma_user_version), count(*) FROM sqlite_schema").Scan(&version, new(int)); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("inbox: %s: read schema version: %w", abs, err)
+		return nil, fmt.Errorf("inbox: %s: read schema: %w", abs, damaged(abs, err))
 	}
 	if version != len(migrations) {
 		db.Close()
