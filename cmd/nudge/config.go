@@ -13,6 +13,7 @@ import (
 
 	"nudge/internal/config"
 	"nudge/internal/daemon"
+	"nudge/internal/safetext"
 	"nudge/internal/status"
 	"nudge/internal/watch"
 )
@@ -51,7 +52,10 @@ func newConfigCmd() *cobra.Command {
 				return err
 			}
 			if len(cfg.Problems) > 0 {
-				return fmt.Errorf("%d problem(s):\n  %s", len(cfg.Problems), strings.Join(cfg.Problems, "\n  "))
+				for _, p := range cfg.Problems {
+					safetext.Fprintf(cmd.ErrOrStderr(), "  %s\n", p)
+				}
+				return fmt.Errorf("%d problem(s) in the settings, listed above", len(cfg.Problems))
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s\n", configSource(cfg))
 			return nil

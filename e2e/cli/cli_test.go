@@ -285,6 +285,24 @@ func TestConfigTyposAndOrigins(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "exit status 1") || !strings.Contains(err.Error(), `"retry.dealys" is not a setting (did you mean retry.delays?)`) {
 		t.Errorf("config check: %v; want exit 1 naming the typo and the setting meant", err)
 	}
+	// Several problems: one line each.
+	check := exec.Command(daemontest.Bin(daemontest.Nudge), "config", "check")
+	check.Env = append(m.env, "NUDGE_RETRY_DELAYZ=1s")
+	var stderr strings.Builder
+	check.Stderr = &stderr
+	err = check.Run()
+	lines := map[string]bool{}
+	for l := range strings.Lines(stderr.String()) {
+		lines[strings.TrimSpace(l)] = true
+	}
+	for _, want := range []string{
+		file + `: "retry.dealys" is not a setting (did you mean retry.delays?)`,
+		"environment: NUDGE_RETRY_DELAYZ is not a setting (did you mean NUDGE_RETRY_DELAYS?)",
+	} {
+		if check.ProcessState.ExitCode() != 1 || !lines[want] {
+			t.Errorf("config check with two problems: %v\n%s\nwant exit 1 and a line %q", err, stderr.String(), want)
+		}
+	}
 	out, err := m.nudge("config", "--json")
 	if err != nil {
 		t.Fatal(err)
