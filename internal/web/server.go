@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"time"
 
 	"nudge/internal/inbox"
@@ -103,9 +104,9 @@ func start(ctx context.Context, o Options, lim limits) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listen(addr, o.Log)
 	if err != nil {
-		return nil, fmt.Errorf("inbox window: listen on %s: %w", addr, err)
+		return nil, err
 	}
 	bound := ln.Addr().(*net.TCPAddr)
 	port := fmt.Sprint(bound.Port)
@@ -165,6 +166,27 @@ func (s *Server) LaunchURL() string { return s.url + "#launch=" + s.launches.iss
 func (s *Server) Stop() {
 	s.stop()
 	<-s.done
+}
+
+// listen binds addr. A port already taken (by another program, or by
+// another user squatting it) does not keep nudge from running: the window
+// takes a free port of the same host instead, and says so in the log;
+// `nudge inbox --open` finds it there (docs/security.md).
+func listen(addr string, log *slog.Logger) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	host, port, _ := net.SplitHostPort(addr)
+	if errors.Is(err, syscall.EADDRINUSE) && port != "0" {
+		var free error
+		if ln, free = net.Listen("tcp", net.JoinHostPort(host, "0")); free == nil {
+			log.Warn("the Inbox window's port is taken; it listens on a free one instead (`nudge inbox --open` finds it)",
+				"web.addr", addr, "url", "http://"+ln.Addr().String()+"/", "err", err)
+			return ln, nil
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("inbox window: listen on %s: %w", addr, err)
+	}
+	return ln, nil
 }
 
 // loopback checks that addr binds only this machine: a loopback IP or

@@ -2,11 +2,13 @@ package web
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -160,6 +162,37 @@ func TestRefusesNonLoopbackAddress(t *testing.T) {
 	defer srv.Stop()
 	if !strings.HasPrefix(srv.URL(), "http://127.0.0.1:") {
 		t.Errorf("localhost bound %s", srv.URL())
+	}
+}
+
+// A web.addr whose port another program holds does not keep nudge from
+// running: the window listens on a free port of the same host, and the log
+// says where.
+func TestTakenPortIsReplacedByAFreeOne(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	var log bytes.Buffer
+	srv, err := Start(context.Background(), Options{Addr: held.Addr().String(), Log: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatalf("web.addr %s, held by another program: %v", held.Addr(), err)
+	}
+	defer srv.Stop()
+	if srv.URL() == "http://"+held.Addr().String()+"/" || !strings.HasPrefix(srv.URL(), "http://127.0.0.1:") {
+		t.Fatalf("listening at %s; want another port of 127.0.0.1", srv.URL())
+	}
+	resp, err := http.Get(srv.URL() + "api/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET %sapi/status without a credential: %s, want the window's own 401", srv.URL(), resp.Status)
+	}
+	if !strings.Contains(log.String(), "port is taken") || !strings.Contains(log.String(), srv.URL()) {
+		t.Errorf("log does not say the port was taken and where the window is:\n%s", log.String())
 	}
 }
 
