@@ -3,6 +3,7 @@ package classify
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -45,6 +46,30 @@ type Failure struct {
 	Message string    `json:"message,omitempty"` // the original error text the person saw
 	ResetAt time.Time `json:"reset_at,omitzero"` // usage limits: when the agent says the limit resets
 	Hint    string    `json:"hint,omitempty"`    // what the person can do (e.g. "run claude /login")
+}
+
+// excerptMax bounds Excerpt, in characters: a sentence's worth of an error
+// text that may be a whole HTML page from a proxy, or 8 MiB from a
+// hostile record.
+const excerptMax = 300
+
+// Excerpt is Message as a sentence, a notification, a menu line or a log
+// line carries it: at most excerptMax characters, cut at a character
+// boundary, with how much was left out. The Inbox entry and `nudge
+// explain` keep the whole text.
+func (f Failure) Excerpt() string {
+	m := f.Message
+	if len(m) <= excerptMax {
+		return m
+	}
+	n := 0
+	for i := range m {
+		if n == excerptMax {
+			return fmt.Sprintf("%s… (%d more bytes)", m[:i], len(m)-i)
+		}
+		n++
+	}
+	return m
 }
 
 // The words of Process.Status: what the agent process is doing, in the live

@@ -51,7 +51,7 @@ func (d *Daemon) logRecord(rec watch.Record, events []classify.Event) {
 func (d *Daemon) deadTurnLine(s *session, ev classify.Event) func() {
 	attrs := about(s)
 	if f := ev.Failure; f != nil {
-		attrs = append(attrs, "class", string(f.Class), "code", f.Code, "error", f.Message)
+		attrs = append(attrs, "class", string(f.Class), "code", f.Code, "error", f.Excerpt())
 	}
 	return func() { d.log.Info("dead turn", attrs...) }
 }

@@ -68,7 +68,7 @@ func (s *Session) providerError(f classify.Failure, recorded, now time.Time, set
 	if e.Attempts >= len(set.Delays) {
 		last := ""
 		if l := latest(e); l != nil {
-			last = l.Message
+			last = l.Excerpt()
 		}
 		s.tell(advice.GaveUp(s.key.Agent, e.Attempts, last), forRetry, e.Attempts)
 		return

@@ -63,7 +63,7 @@ func (s *Session) usageLimit(f classify.Failure, auto, deadTurn bool, now time.T
 	switch {
 	case fresh:
 	case deadTurn:
-		s.decide("usage limit already told: the dead turn is the same limit, not told again (its error: %q)", f.Message)
+		s.decide("usage limit already told: the dead turn is the same limit, not told again (its error: %q)", f.Excerpt())
 	case !standing:
 		s.decide("usage limit already told: the agent reports the same limit again")
 	}

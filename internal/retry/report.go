@@ -28,8 +28,8 @@ func (s *Session) entry(what string, f classify.Failure, last *classify.Failure,
 
 func (s *Session) notify(title, what string, f classify.Failure) {
 	body := what
-	if f.Message != "" && !strings.Contains(what, f.Message) {
-		body += " — " + f.Message
+	if m := f.Excerpt(); m != "" && !strings.Contains(what, m) {
+		body += " — " + m
 	}
 	if s.project != "" {
 		body = s.project + ": " + body

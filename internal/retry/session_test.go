@@ -2,7 +2,9 @@ package retry
 
 import (
 	"errors"
+	"fmt"
 	"nudge/internal/advice"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,6 +108,26 @@ func TestGiveUpSameErrorHasNoLatest(t *testing.T) {
 		}},
 		{5 * time.Second, tick, send1},
 		{time.Minute, fail(pe, err500), gaveUp("testagent's turn failed again after 1 continuation; type continue in the session once the provider works again.", 1, "")},
+	})
+}
+
+// A latest error that is a whole page (a proxy's HTML) is given in part
+// in what the person is told (the Inbox entry's "what", the state's note,
+// the menu line, the notification); the entry keeps it whole.
+func TestGiveUpGivesALongErrorInPart(t *testing.T) {
+	set := testSettings()
+	set.Delays = []time.Duration{5 * time.Second}
+	page := "API Error: 502 <!DOCTYPE html><html><body>" + strings.Repeat("é", 400) + "</body></html>"
+	shown := "API Error: 502 <!DOCTYPE html><html><body>" + strings.Repeat("é", 300-42) + "… (" + fmt.Sprint(2*(400-258)+14) + " more bytes)"
+	run(t, set, []step{
+		{0, fail(pe, err500), []string{
+			"decide[scheduled]: provider error: attempt 1 of 1 in 5s",
+			"state retrying until +5s (attempt 1 of 1)",
+			"wake +5s",
+		}},
+		{5 * time.Second, tick, send1},
+		{time.Minute, fail(pe, page), gaveUp("testagent's turn failed again after 1 continuation, the last time with: "+shown+
+			"; type continue in the session once the provider works again.", 1, page)},
 	})
 }
 
