@@ -12,8 +12,10 @@ import (
 // desktop notification: one plain line (safetext.Line) of printable
 // characters only — macOS's AppleScript fallback gets the text quoted the
 // Go way, which spells anything else as an escape AppleScript does not
-// read — and, for a server that renders markup in bodies, with & < > and
-// quotes escaped.
+// read —, never starting with "-", which the Linux fallbacks' command
+// lines (notify-send TITLE BODY, kdialog) would take for an option, and,
+// for a server that renders markup in bodies, with & < > and quotes
+// escaped.
 func desktopText(s string, markup bool) string {
 	s = strings.Map(func(r rune) rune {
 		if r != ' ' && !strconv.IsPrint(r) {
@@ -21,6 +23,9 @@ func desktopText(s string, markup bool) string {
 		}
 		return r
 	}, safetext.Line(s))
+	if strings.HasPrefix(s, "-") {
+		s = " " + s
+	}
 	if markup {
 		s = html.EscapeString(s)
 	}

@@ -50,10 +50,11 @@ func TestDesktopText(t *testing.T) {
 }
 
 // FuzzDesktopText: whatever the text, Go's quoting of it (what the macOS
-// AppleScript fallback gets) has no escape but \" and \\, and with markup
-// on, no character that starts markup is left.
+// AppleScript fallback gets) has no escape but \" and \\, it never starts
+// like an option (what notify-send gets), and with markup on, no character
+// that starts markup is left.
 func FuzzDesktopText(f *testing.F) {
-	for _, s := range []string{"plain", "<b>x</b>", "\x1b]0;t\x07", "a\u00a0b", "\xff", `"\`} {
+	for _, s := range []string{"plain", "<b>x</b>", "\x1b]0;t\x07", "a\u00a0b", "\xff", `"\`, "--icon=x", "\n-u"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
@@ -62,6 +63,9 @@ func FuzzDesktopText(f *testing.F) {
 		rest := strings.NewReplacer(`\"`, "", `\\`, "").Replace(q[1 : len(q)-1])
 		if strings.Contains(rest, `\`) {
 			t.Fatalf("desktopText(%q) = %q quotes as %s", in, plain, q)
+		}
+		if strings.HasPrefix(plain, "-") {
+			t.Fatalf("desktopText(%q) = %q starts like an option", in, plain)
 		}
 		if m := desktopText(in, true); strings.ContainsAny(m, `<>"'`) {
 			t.Fatalf("desktopText(%q, markup) = %q", in, m)

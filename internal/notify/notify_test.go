@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -138,6 +139,37 @@ func TestDesktopFailureIsWarnedOnce(t *testing.T) {
 	closeWithin(t, n)
 	if out := logs.String(); strings.Count(out, "level=WARN") != 1 || strings.Contains(out, "ntfy") || !strings.Contains(out, "phone push alone") {
 		t.Errorf("with a webhook:\n%s", out)
+	}
+}
+
+// Where no notification server answers on the bus, the notification goes
+// to notify-send TITLE BODY: a body that starts like an option (a folder
+// named "--icon=…" in a record) reaches it as the body, not an option.
+func TestNotifySendGetsNoOption(t *testing.T) {
+	if conn, err := dbus.SessionBus(); err == nil {
+		var owned bool
+		if err := conn.BusObject().Call("org.freedesktop.DBus.NameHasOwner", 0, "org.freedesktop.Notifications").Store(&owned); err != nil || owned {
+			t.Fatalf("a notification server is running (%v, %v)", owned, err)
+		}
+	}
+	bin := t.TempDir()
+	args := filepath.Join(bin, "args")
+	script := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > " + args + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "notify-send"), []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	n, _ := newNotifier(t, Config{Desktop: true})
+	n.Send(Message{Title: "-u critical", Body: "--icon=/etc/passwd --expire-time=0: Claude Code needs you to sign in again"})
+	closeWithin(t, n)
+	out, err := os.ReadFile(args)
+	if err != nil {
+		t.Fatalf("notify-send was not run: %v", err)
+	}
+	argv := strings.Split(string(out), "\n")
+	if len(argv) < 2 || strings.HasPrefix(argv[0], "-") || strings.HasPrefix(argv[1], "-") ||
+		!strings.Contains(argv[1], "--icon=/etc/passwd --expire-time=0: Claude Code") {
+		t.Errorf("notify-send %q: the title and body must not start like options", argv)
 	}
 }
 
