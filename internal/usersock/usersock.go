@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -26,6 +27,10 @@ func Listen(path string, log *slog.Logger) (net.Listener, error) {
 	tmp := filepath.Join(filepath.Dir(path), "~"+filepath.Base(path)[1:])
 	if filepath.Base(path)[0] == '~' {
 		tmp = filepath.Join(filepath.Dir(path), "#"+filepath.Base(path)[1:])
+	}
+	if most := len(syscall.RawSockaddrUnix{}.Path) - 1; len(tmp) > most {
+		return nil, fmt.Errorf("socket %s: its path is %d bytes long, and a socket's may have at most %d here; "+
+			"choose a data folder with a shorter path (NUDGE_DATA_DIR)", path, len(path), most)
 	}
 	_ = os.Remove(tmp)
 	ln, err := net.Listen("unix", tmp)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,6 +44,20 @@ func TestListenIsUserOnlyAndServes(t *testing.T) {
 
 // A client that sees the socket file can connect at once, and the file is
 // user-only from its first moment: it appears only when it is ready.
+// A data folder so deep that a socket's path cannot fit is named, with
+// what to do, rather than refused by the system as an "invalid argument".
+func TestTooLongPathSaysWhatToDo(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), strings.Repeat("d", 120))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "nudge.sock")
+	_, err := Listen(path, slog.New(slog.DiscardHandler))
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "NUDGE_DATA_DIR") {
+		t.Fatalf("Listen(%d bytes) = %v; want an error naming the socket and what to do", len(path), err)
+	}
+}
+
 func TestSocketAppearsReady(t *testing.T) {
 	dir := t.TempDir()
 	for i := range 200 {
