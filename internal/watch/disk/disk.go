@@ -7,15 +7,36 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // Files is the real file system.
 type Files struct{}
 
+// open opens the regular file at path for reading. Anything else that an
+// agent's folder may hold under the name — a FIFO, whose open would wait
+// for a writer forever, or a link to a device that never ends — is
+// refused without waiting.
+func open(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file (%s)", path, info.Mode().Type())
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 // ReadFile returns the content of the file at path, or an error when it is
 // longer than max bytes.
 func (Files) ReadFile(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +66,7 @@ func (Files) Size(path string) (int64, error) {
 // ReadTail returns the bytes of the file at path from max bytes before its
 // end on (all of it when shorter).
 func (Files) ReadTail(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := open(path)
 	if err != nil {
 		return nil, err
 	}

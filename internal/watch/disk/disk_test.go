@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestFiles(t *testing.T) {
@@ -42,6 +44,40 @@ func TestFiles(t *testing.T) {
 	} {
 		if !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s of a missing file: %v", what, err)
+		}
+	}
+}
+
+// A FIFO or a link to a device under a file's name is refused at once:
+// reading it would wait for a writer, or never end.
+func TestOnlyRegularFilesAreRead(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "kimi.log")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	device := filepath.Join(dir, "kimi.1.log")
+	if err := os.Symlink("/dev/zero", device); err != nil {
+		t.Fatal(err)
+	}
+	var f Files
+	for _, path := range []string{fifo, device} {
+		done := make(chan error, 2)
+		go func() {
+			_, err := f.ReadFile(path, 1<<20)
+			done <- err
+			_, err = f.ReadTail(path, 1<<20)
+			done <- err
+		}()
+		for _, what := range []string{"ReadFile", "ReadTail"} {
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+					t.Errorf("%s(%s) = %v, want a refusal", what, path, err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s(%s) still waits after 10 s", what, path)
+			}
 		}
 	}
 }
