@@ -13,9 +13,11 @@ import (
 
 	"nudge/internal/config"
 	"nudge/internal/daemon"
+	"nudge/internal/inject"
 	"nudge/internal/safetext"
 	"nudge/internal/status"
 	"nudge/internal/watch"
+	"nudge/internal/web"
 )
 
 func newConfigCmd() *cobra.Command {
@@ -44,18 +46,25 @@ func newConfigCmd() *cobra.Command {
 	cmd.Flags().Bool("json", false, "print one JSON object")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "check",
-		Short: "Check the config file and NUDGE_* variables; exit 1 on a key that is no setting",
+		Short: "Check the config file and NUDGE_* variables; exit 1 on a key that is no setting or a value nudge run would refuse",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(cmd)
 			if err != nil {
 				return err
 			}
-			if len(cfg.Problems) > 0 {
-				for _, p := range cfg.Problems {
+			problems := cfg.Problems
+			// The values checked where they are used, as `nudge run` does.
+			for _, err := range []error{inject.CheckOrder(cfg.Inject.Order), web.CheckAddr(cfg.Web.Addr)} {
+				if err != nil {
+					problems = append(problems, err.Error())
+				}
+			}
+			if len(problems) > 0 {
+				for _, p := range problems {
 					safetext.Fprintf(cmd.ErrOrStderr(), "  %s\n", p)
 				}
-				return fmt.Errorf("%d problem(s) in the settings, listed above", len(cfg.Problems))
+				return fmt.Errorf("%d problem(s) in the settings, listed above", len(problems))
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s\n", configSource(cfg))
 			return nil

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -112,15 +111,11 @@ type daemonLogs struct {
 }
 
 func openLog(cfg config.Config) (daemonLogs, error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(strings.ToUpper(cfg.Log.Level))); err != nil {
-		return daemonLogs{}, usageError{fmt.Errorf("log.level %q: %w", cfg.Log.Level, err)}
-	}
 	f, err := openLogFile(cfg)
 	if err != nil {
 		return daemonLogs{}, err
 	}
-	opts := &slog.HandlerOptions{Level: level}
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel()}
 	file := slog.NewJSONHandler(f, opts).WithAttrs([]slog.Attr{slog.Int("pid", os.Getpid())})
 	return daemonLogs{
 		log:   slog.New(slog.NewMultiHandler(file, slog.NewTextHandler(os.Stderr, opts))),

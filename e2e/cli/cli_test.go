@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -268,6 +269,27 @@ func TestUninstall(t *testing.T) {
 	out, err = m.nudge("uninstall")
 	if err != nil || !strings.Contains(out, "not installed") {
 		t.Errorf("uninstall again: %q, %v; want exit 0, not installed", out, err)
+	}
+}
+
+// A value `nudge run` refuses is refused by `nudge config check` too,
+// with its key: checking the settings before a start says what the start
+// would say.
+func TestConfigCheckRefusesWhatRunRefuses(t *testing.T) {
+	m := newMachine(t)
+	for key, env := range map[string]string{
+		"log.level":    "NUDGE_LOG_LEVEL=verbose",
+		"inject.order": "NUDGE_INJECT_ORDER=tmux,bogus",
+		"web.addr":     "NUDGE_WEB_ADDR=0.0.0.0:0",
+	} {
+		bad := append(slices.Clone(m.env), env)
+		if _, err := daemontest.CLI(bad, "run", "--headless"); err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("run with %s: %v; want a refusal naming %s", env, err, key)
+		}
+		_, err := daemontest.CLI(bad, "config", "check")
+		if err == nil || !strings.Contains(err.Error(), "exit status 1") || !strings.Contains(err.Error(), key) {
+			t.Errorf("config check with %s: %v; want exit 1 naming %s", env, err, key)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -171,7 +172,22 @@ func (c Config) validate() error {
 			return fmt.Errorf("retry.delays[%d]: negative delay %s", i, d)
 		}
 	}
+	if _, err := parseLevel(c.Log.Level); err != nil {
+		return fmt.Errorf("log.level %q: want debug, info, warn or error", c.Log.Level)
+	}
 	return nil
+}
+
+// LogLevel is log.level as the logger takes it (Load has checked it).
+func (c Config) LogLevel() slog.Level {
+	level, _ := parseLevel(c.Log.Level)
+	return level
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var level slog.Level
+	err := level.UnmarshalText([]byte(strings.ToUpper(s)))
+	return level, err
 }
 
 // commaListHook lets a list be written as "a,b,c" (environment variables).

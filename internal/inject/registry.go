@@ -107,27 +107,17 @@ func Build(order []string, opts Options) (*Injector, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
+	if err := CheckOrder(order); err != nil {
+		return nil, err
+	}
 	all := registered()
 	named := map[string]bool{}
 	for _, name := range order {
-		if name == Auto {
-			continue
-		}
-		if !slices.ContainsFunc(all, func(r registration) bool { return r.name == name }) {
-			return nil, fmt.Errorf("inject.order: unknown backend %q (known: %s, %s)", name, strings.Join(Names(), ", "), Auto)
-		}
-		if named[name] {
-			return nil, fmt.Errorf("inject.order: %q named twice", name)
-		}
-		named[name] = true
+		named[name] = name != Auto
 	}
 	var backends []Backend
-	autos := 0
 	for _, name := range order {
 		if name == Auto {
-			if autos++; autos > 1 {
-				return nil, errors.New("inject.order: auto named twice")
-			}
 			for _, r := range all {
 				if !named[r.name] && r.available(opts) {
 					backends = append(backends, r.build(opts))
@@ -139,6 +129,25 @@ func Build(order []string, opts Options) (*Injector, error) {
 		backends = append(backends, all[i].build(opts))
 	}
 	return New(backends...), nil
+}
+
+// CheckOrder reports the first name of order (inject.order) that is no
+// backend, or named twice.
+func CheckOrder(order []string) error {
+	all := registered()
+	named := map[string]bool{}
+	for _, name := range order {
+		switch {
+		case named[name] && name == Auto:
+			return errors.New("inject.order: auto named twice")
+		case named[name]:
+			return fmt.Errorf("inject.order: %q named twice", name)
+		case name != Auto && !slices.ContainsFunc(all, func(r registration) bool { return r.name == name }):
+			return fmt.Errorf("inject.order: unknown backend %q (known: %s, %s)", name, strings.Join(Names(), ", "), Auto)
+		}
+		named[name] = true
+	}
+	return nil
 }
 
 // installed reports whether program is in PATH.

@@ -189,6 +189,13 @@ func listen(addr string, log *slog.Logger) (net.Listener, error) {
 	return ln, nil
 }
 
+// CheckAddr reports whether addr (web.addr) is refused: it must be a
+// loopback address with a port.
+func CheckAddr(addr string) error {
+	_, err := loopback(addr)
+	return err
+}
+
 // loopback checks that addr binds only this machine: a loopback IP or
 // "localhost" (taken as 127.0.0.1), with a port.
 func loopback(addr string) (string, error) {
