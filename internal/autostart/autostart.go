@@ -314,14 +314,16 @@ func launchAgent(argv, env []string, logs string) []byte {
 }
 
 // systemdUnit is the user unit; values are quoted as systemd's
-// command-line and Environment= syntax want.
+// command-line and Environment= syntax want (systemd.syntax(7)): both
+// expand % specifiers, only a command line expands $ variables
+// (systemd.exec(5): in Environment= "$" has no special meaning).
 func systemdUnit(argv, env []string) []byte {
-	quote := func(s string) string {
-		return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, `%`, `%%`, `$`, `$$`, "\n", `\n`).Replace(s) + `"`
+	quote := func(s string, more ...string) string {
+		return `"` + strings.NewReplacer(append([]string{`\`, `\\`, `"`, `\"`, `%`, `%%`, "\n", `\n`}, more...)...).Replace(s) + `"`
 	}
 	var exec, vars []string
 	for _, a := range argv {
-		exec = append(exec, quote(a))
+		exec = append(exec, quote(a, `$`, `$$`))
 	}
 	for _, kv := range env {
 		vars = append(vars, "Environment="+quote(kv)+"\n")

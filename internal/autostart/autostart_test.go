@@ -55,7 +55,7 @@ func linuxPlan(t *testing.T, s Settings) (Plan, string) {
 
 func TestLinuxUnitInstallsAndUninstalls(t *testing.T) {
 	log := standIn(t, "systemctl", "--user is-active")
-	p, home := linuxPlan(t, Settings{Config: "/home/dev/nudge $HOME.yaml", Env: []string{"NUDGE_RETRY_DELAYS=2s,3s", `NUDGE_X=a"b%c`}})
+	p, home := linuxPlan(t, Settings{Config: "/home/dev/nudge $HOME.yaml", Env: []string{"NUDGE_RETRY_DELAYS=2s,3s", `NUDGE_X=a"b%c$5`}})
 	unit := filepath.Join(home, ".config", "systemd", "user", "nudge.service")
 	if p.File != unit {
 		t.Fatalf("unit file %s, want %s", p.File, unit)
@@ -70,7 +70,8 @@ func TestLinuxUnitInstallsAndUninstalls(t *testing.T) {
 	for _, want := range []string{
 		`ExecStart="/opt/my tools/nudge" "run" "--service" "--config" "/home/dev/nudge $$HOME.yaml"`,
 		`Environment="NUDGE_RETRY_DELAYS=2s,3s"`,
-		`Environment="NUDGE_X=a\"b%%c"`,
+		// systemd.exec(5): in Environment= "$" has no special meaning.
+		`Environment="NUDGE_X=a\"b%%c$5"`,
 		"Restart=on-failure",
 		"WantedBy=default.target",
 	} {
