@@ -3,6 +3,7 @@
 package inject
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -52,5 +53,42 @@ func TestBuildOrder(t *testing.T) {
 	}
 	if _, err := Build([]string{"byobu"}, Options{}); err == nil || !strings.Contains(err.Error(), `unknown backend "byobu"`) {
 		t.Errorf("Build(unknown) = %v", err)
+	}
+}
+
+// The README's table of terminals lists the backends in the order
+// `inject.order: [auto]` tries them, as it says.
+func TestReadmeListsTheBackendsInTheirOrder(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "\n## Terminals\n")
+	if !ok {
+		t.Fatal(`README.md has no "## Terminals" section`)
+	}
+	// The first cell of each row, as the README names the backends.
+	names := map[string][]string{
+		"`nudge wrap`": {"wrap"}, "tmux": {"tmux"}, "GNU screen": {"screen"}, "zellij": {"zellij"},
+		"WezTerm": {"wezterm"}, "kitty": {"kitty"}, "iTerm2, Terminal.app": {"iterm2", "terminal"},
+		"OpenCode": {"opencode"}, "headless resume": {"resume"},
+	}
+	var listed []string
+	for line := range strings.Lines(section) {
+		if line == "\n" && len(listed) > 0 {
+			break
+		}
+		cells := strings.Split(line, "|")
+		if len(cells) < 3 || strings.HasPrefix(cells[1], "---") || strings.TrimSpace(cells[1]) == "backend" {
+			continue
+		}
+		backends, ok := names[strings.TrimSpace(cells[1])]
+		if !ok {
+			t.Fatalf("README row %q names no backend this test knows", cells[1])
+		}
+		listed = append(listed, backends...)
+	}
+	if want := Names(); !slices.Equal(listed, want) {
+		t.Errorf("README lists the terminals as %q; inject.order: [auto] tries %q", listed, want)
 	}
 }
