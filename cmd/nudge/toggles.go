@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -46,6 +47,9 @@ func change(cmd *cobra.Command, ch changeReq) error {
 		return err
 	}
 	s, err := daemon.NewClient(cfg.DataDir).Change(cmd.Context(), ch)
+	if errors.Is(err, daemon.ErrNotRunning) {
+		return fmt.Errorf("%w: the toggles are the running daemon's; start it with `nudge run`, then flip this one", err)
+	}
 	if err != nil {
 		return err
 	}

@@ -83,6 +83,12 @@ func (m *machine) entries() []web.Entry { return daemontest.Entries(m.t, m.env) 
 // returns: one read, no waiting.
 func TestPauseIsInTheStatusAtOnce(t *testing.T) {
 	m := newMachine(t)
+	// Before a daemon runs, a toggle says how to flip it.
+	for _, cmd := range [][]string{{"pause"}, {"retry", "off"}} {
+		if out, err := m.nudge(cmd...); err == nil || !strings.Contains(err.Error(), "exit status 1") || !strings.Contains(err.Error(), "start it with `nudge run`") {
+			t.Errorf("nudge %v without a daemon: %v %s; want exit 1 saying to start it", cmd, err, out)
+		}
+	}
 	m.start()
 	for _, c := range []struct {
 		cmd  string
