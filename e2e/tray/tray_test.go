@@ -261,6 +261,51 @@ func TestTrayShowsSessionsAndInbox(t *testing.T) {
 	}
 }
 
+// TestTrayShowsFolderNamesAsWritten: a session's folder shows in the menu
+// as written, underscores included ("my_shop", not "myshop", which a
+// DBusMenu host makes of a raw label), and a bidi override from the
+// record is shown replaced, never reversing what follows.
+func TestTrayShowsFolderNamesAsWritten(t *testing.T) {
+	addr := dbustest.StartBus(t)
+	watcher := ownWatcher(t, addr)
+	w := newWorld(t, addr)
+	w.start("DISPLAY=:0")
+	item := watcher.next(t)
+	eventually(t, "daemon ready", func() bool { _, ok := w.settings(); return ok })
+
+	sample, err := os.ReadFile("testdata/claude-auth401.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := strings.ReplaceAll(string(sample), `"cwd":"/home/dev/project"`, `"cwd":"/home/dev/my_shop\u202egnp.exe"`)
+	if moved == string(sample) {
+		t.Fatal(`the sample names no "cwd":"/home/dev/project"`)
+	}
+	dir := filepath.Join(w.home, ".claude", "projects", "-home-dev-my-shop")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "72f336ac-6434-4141-82e7-554cec3ae216.jsonl"), []byte(moved), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := "my_shop\uFFFDgnp.exe (claude): needs sign-in"
+	var got []string
+	eventually(t, "the session in the menu", func() bool {
+		got = got[:0]
+		for _, e := range item.layout(t) {
+			got = append(got, e.label)
+		}
+		return strings.Contains(strings.Join(got, "|"), "(claude): needs sign-in")
+	})
+	if !item.layout(t).has(want) {
+		t.Errorf("menu %q; want a line %q", got, want)
+	}
+	// nudge's own words keep theirs too.
+	if !strings.Contains(strings.Join(got, "|"), "(or fix ANTHROPIC_API_KEY)") {
+		t.Errorf("menu %q; want what the person was told as written", got)
+	}
+}
+
 // TestTrayHeadlessWithoutSessionBus: with no session bus the daemon runs
 // headless and says so (docs/platform.md §3 bug 2), never crashes.
 func TestTrayHeadlessWithoutSessionBus(t *testing.T) {
@@ -409,6 +454,23 @@ func (l layout) find(t *testing.T, label string) entry {
 	return entry{}
 }
 
+// shown is a DBusMenu label as a host shows it: "__" is an underscore,
+// any other underscore the hidden mark of an access key.
+func shown(label string) string {
+	var b strings.Builder
+	for i := 0; i < len(label); i++ {
+		switch {
+		case strings.HasPrefix(label[i:], "__"):
+			b.WriteByte('_')
+			i++
+		case label[i] == '_':
+		default:
+			b.WriteByte(label[i])
+		}
+	}
+	return b.String()
+}
+
 // layout reads the whole menu (GetLayout 0, -1, []).
 func (it *item) layout(t *testing.T) layout {
 	t.Helper()
@@ -432,7 +494,8 @@ func (it *item) layout(t *testing.T) layout {
 		for k, v := range props {
 			switch k {
 			case "label":
-				e.label, _ = v.Value().(string)
+				raw, _ := v.Value().(string)
+				e.label = shown(raw)
 			case "enabled":
 				e.enabled, _ = v.Value().(bool)
 			case "toggle-type":

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"nudge/internal/safetext"
 	"nudge/internal/status"
 )
 
@@ -190,7 +191,7 @@ func sessionName(s status.Session) string {
 			name = name[:8]
 		}
 	}
-	return fmt.Sprintf("%s (%s)", name, s.Agent)
+	return fmt.Sprintf("%s (%s)", safetext.Line(name), s.Agent)
 }
 
 // stateWords says a session's state in words (docs/behaviour.md §6), and whether the
@@ -215,7 +216,7 @@ func toldLine(s status.Session) (line, bool) {
 	switch s.State {
 	case "gave_up", "needs_signin", "usage_limit":
 		if s.Note != "" {
-			return line{label: "    " + s.Note}, true
+			return line{label: "    " + safetext.Line(s.Note)}, true
 		}
 	}
 	return line{}, false

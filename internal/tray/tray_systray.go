@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"reflect"
 	"runtime"
+	"strings"
 	"time"
 
 	"fyne.io/systray"
@@ -168,9 +169,9 @@ func (v *menuBar) show(p picture) {
 			systray.AddSeparator()
 			continue
 		case l.checkbox:
-			v.items[i] = systray.AddMenuItemCheckbox(l.label, "", l.checked)
+			v.items[i] = systray.AddMenuItemCheckbox(menuText(l.label), "", l.checked)
 		default:
-			v.items[i] = systray.AddMenuItem(l.label, "")
+			v.items[i] = systray.AddMenuItem(menuText(l.label), "")
 		}
 		if !l.enabled {
 			v.items[i].Disable()
@@ -184,10 +185,21 @@ func (v *menuBar) show(p picture) {
 	go v.clickLoop(ctx, clickable)
 }
 
+// menuText is a label as the menu takes it. A DBusMenu host (Linux) takes
+// an underscore for the mark of an access key and hides it, so that a
+// folder "my_app" would show as "myapp": each is doubled, which it shows
+// as one. The macOS menu shows labels as they are.
+func menuText(label string) string {
+	if runtime.GOOS == "darwin" {
+		return label
+	}
+	return strings.ReplaceAll(label, "_", "__")
+}
+
 // update changes one menu item from what was to what is.
 func update(it *systray.MenuItem, was, is line) {
 	if is.label != was.label {
-		it.SetTitle(is.label)
+		it.SetTitle(menuText(is.label))
 	}
 	if is.checked != it.Checked() {
 		if is.checked {
