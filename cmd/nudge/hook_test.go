@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // runNudge runs the CLI in-process with stdin and returns its stdout.
@@ -76,5 +78,42 @@ func TestHookRefusesBadUse(t *testing.T) {
 		if _, err := runNudge(t, "{}", args...); !errors.As(err, &u) {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}
+	}
+}
+
+// Grok's database, which the hook asks for a count, is a FIFO no one
+// writes to: the hook still records its line and returns, without waiting
+// for a writer (grok-dev would kill it at its timeout, the line lost).
+func TestHookGrokNeverWaitsOnAFIFO(t *testing.T) {
+	dir := t.TempDir()
+	grokHome := filepath.Join(dir, "grok-home")
+	if err := os.MkdirAll(grokHome, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(grokHome, "grok.db"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("agents:\n  grok: {enabled: true, root: "+grokHome+"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("NUDGE_CONFIG", cfg)
+	t.Setenv("NUDGE_DATA_DIR", filepath.Join(dir, "data"))
+	t.Setenv("GROK_HOOK_EVENT", "")
+	done := make(chan error, 1)
+	go func() {
+		_, err := runNudge(t, `{"hook_event_name":"Stop","session_id":"6f1c","cwd":"/home/dev/project"}`, "hook", "grok")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("hook: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hook still waits after 10 s")
+	}
+	if data, err := os.ReadFile(filepath.Join(grokHome, "nudge", "hooks", "6f1c.jsonl")); err != nil || !strings.Contains(string(data), `"Stop"`) {
+		t.Errorf("hook file: %q, %v", data, err)
 	}
 }

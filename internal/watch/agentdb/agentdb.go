@@ -19,10 +19,16 @@ import (
 const timeout = 2 * time.Second
 
 // Count runs query, which selects one number, with args on the database at
-// path. A missing database is an error wrapping os.ErrNotExist.
+// path. A missing database is an error wrapping os.ErrNotExist; anything
+// but a regular file (a FIFO, whose opening would wait for a writer) is
+// refused.
 func Count(ctx context.Context, path, query string, args ...any) (int, error) {
-	if _, err := os.Stat(path); err != nil {
+	fi, err := os.Stat(path)
+	if err != nil {
 		return 0, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	if !fi.Mode().IsRegular() {
+		return 0, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {

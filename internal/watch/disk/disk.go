@@ -13,11 +13,11 @@ import (
 // Files is the real file system.
 type Files struct{}
 
-// open opens the regular file at path for reading. Anything else that an
+// Open opens the regular file at path for reading. Anything else that an
 // agent's folder may hold under the name — a FIFO, whose open would wait
 // for a writer forever, or a link to a device that never ends — is
 // refused without waiting.
-func open(path string) (*os.File, error) {
+func Open(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
@@ -36,7 +36,7 @@ func open(path string) (*os.File, error) {
 // ReadFile returns the content of the file at path, or an error when it is
 // longer than max bytes.
 func (Files) ReadFile(path string, max int64) ([]byte, error) {
-	f, err := open(path)
+	f, err := Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func (Files) Size(path string) (int64, error) {
 // ReadTail returns the bytes of the file at path from max bytes before its
 // end on (all of it when shorter).
 func (Files) ReadTail(path string, max int64) ([]byte, error) {
-	f, err := open(path)
+	f, err := Open(path)
 	if err != nil {
 		return nil, err
 	}

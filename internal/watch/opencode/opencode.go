@@ -11,10 +11,11 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"path/filepath"
 
 	_ "modernc.org/sqlite" // the "sqlite" driver
+
+	"nudge/internal/watch/disk"
 )
 
 // Open opens the database at path read-only. Never immutable: that skips the
@@ -41,7 +42,7 @@ func Open(path string) (*sql.DB, error) {
 // moment makes OpenCode fail with "database is locked". So nothing reads a
 // database until it is in WAL mode, where readers never block OpenCode.
 func InWAL(path string) (bool, error) {
-	f, err := os.Open(path)
+	f, err := disk.Open(path)
 	if err != nil {
 		return false, fmt.Errorf("opencode database %s: %w", path, err)
 	}

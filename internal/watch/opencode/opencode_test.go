@@ -4,7 +4,9 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // A database is read only once it is in WAL mode: before, a reader could
@@ -36,5 +38,20 @@ func TestInWAL(t *testing.T) {
 	}
 	if _, err := InWAL(filepath.Join(t.TempDir(), "missing.db")); err == nil {
 		t.Error("a missing file must be an error")
+	}
+	// A FIFO under the name is refused, not waited on for a writer.
+	fifo := filepath.Join(t.TempDir(), "opencode.db")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := InWAL(fifo); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("a FIFO must be an error")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("InWAL of a FIFO still waits after 10 s")
 	}
 }
