@@ -223,6 +223,25 @@ func TestInstallCarriesTheSettingsAndIsIdempotent(t *testing.T) {
 	}
 }
 
+// A config file named relative to the folder `nudge install` runs in is
+// the same file for the service, which starts in another folder.
+func TestInstallCarriesRelativePathsAsAbsolute(t *testing.T) {
+	m := newMachine(t)
+	m.serviceManager("--user is-active")
+	if err := os.WriteFile(filepath.Join(m.home, "nudge.yaml"), []byte("retry:\n  enabled: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	install := exec.Command(daemontest.Bin(daemontest.Nudge), "install")
+	install.Dir = m.home
+	install.Env = append(slices.Clone(m.env), "NUDGE_CONFIG=nudge.yaml")
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("install: %v\n%s", err, out)
+	}
+	if unit, want := read(t, m.unit()), `Environment="NUDGE_CONFIG=`+filepath.Join(m.home, "nudge.yaml")+`"`; !strings.Contains(unit, want) {
+		t.Errorf("unit lacks %s:\n%s", want, unit)
+	}
+}
+
 // With a nudge started by hand, install enables the service for the next
 // login and leaves the running one alone.
 func TestInstallBesideARunningDaemon(t *testing.T) {

@@ -14,6 +14,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+
+	"nudge/internal/config"
 )
 
 // Label names the systemd unit; BundleID names the LaunchAgent and the app
@@ -127,19 +129,34 @@ func Current(config string) (Plan, error) {
 	if err != nil {
 		return Plan{}, fmt.Errorf("autostart: %w", err)
 	}
-	return For(runtime.GOOS, Settings{Exe: exe, Config: config, Env: nudgeEnv(os.Environ())}, home, os.Getuid())
+	env, err := nudgeEnv(os.Environ())
+	if err != nil {
+		return Plan{}, err
+	}
+	return For(runtime.GOOS, Settings{Exe: exe, Config: config, Env: env}, home, os.Getuid())
 }
 
-// nudgeEnv is the NUDGE_* variables of env, sorted.
-func nudgeEnv(env []string) []string {
+// nudgeEnv is the NUDGE_* variables of env, sorted, a file or folder
+// named relative to the working folder made absolute: the service starts
+// in another.
+func nudgeEnv(env []string) ([]string, error) {
 	var out []string
 	for _, kv := range env {
-		if strings.HasPrefix(kv, "NUDGE_") && strings.Contains(kv, "=") {
-			out = append(out, kv)
+		name, value, ok := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "NUDGE_") || !ok {
+			continue
 		}
+		if value != "" && !filepath.IsAbs(value) && config.IsPathVariable(name) {
+			abs, err := filepath.Abs(value)
+			if err != nil {
+				return nil, fmt.Errorf("autostart: %s: %w", name, err)
+			}
+			kv = name + "=" + abs
+		}
+		out = append(out, kv)
 	}
 	slices.Sort(out)
-	return out
+	return out, nil
 }
 
 // Outcome says what Install did.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -278,8 +279,23 @@ func TestBadSettingsAreRefused(t *testing.T) {
 }
 
 func TestNudgeEnvKeepsOnlyNudgeVariables(t *testing.T) {
-	got := nudgeEnv([]string{"PATH=/bin", "NUDGE_B=2", "NUDGE_A=1", "NUDGEX=3", "NUDGE_BROKEN"})
-	if strings.Join(got, " ") != "NUDGE_A=1 NUDGE_B=2" {
-		t.Errorf("nudgeEnv = %q", got)
+	got, err := nudgeEnv([]string{"PATH=/bin", "NUDGE_B=2", "NUDGE_A=1", "NUDGEX=3", "NUDGE_BROKEN"})
+	if err != nil || strings.Join(got, " ") != "NUDGE_A=1 NUDGE_B=2" {
+		t.Errorf("nudgeEnv = %q, %v", got, err)
+	}
+}
+
+// A file or folder named relative to where `nudge install` runs is
+// carried as the same file: the service starts in another folder.
+func TestNudgeEnvMakesPathsAbsolute(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	got, err := nudgeEnv([]string{"NUDGE_CONFIG=my.yaml", "NUDGE_DATA_DIR=data", "NUDGE_LOG_FILE=logs/n.log",
+		"NUDGE_AGENTS_CLAUDE_ROOT=c", "NUDGE_RETRY_MESSAGE=go on", "NUDGE_WEB_ADDR=127.0.0.1:0", "NUDGE_AGENTS_CODEX_ROOT=/abs"})
+	want := []string{"NUDGE_AGENTS_CLAUDE_ROOT=" + filepath.Join(dir, "c"), "NUDGE_AGENTS_CODEX_ROOT=/abs",
+		"NUDGE_CONFIG=" + filepath.Join(dir, "my.yaml"), "NUDGE_DATA_DIR=" + filepath.Join(dir, "data"),
+		"NUDGE_LOG_FILE=" + filepath.Join(dir, "logs/n.log"), "NUDGE_RETRY_MESSAGE=go on", "NUDGE_WEB_ADDR=127.0.0.1:0"}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("nudgeEnv = %q, %v\nwant %q", got, err, want)
 	}
 }

@@ -58,6 +58,21 @@ func leaves(prefix string, tree map[string]any) []string {
 	return out
 }
 
+// IsPathVariable reports whether the NUDGE_* variable name holds a file or
+// a folder: NUDGE_CONFIG, NUDGE_DATA_DIR, and those of the settings that
+// name one (log.file, agents.<key>.root).
+func IsPathVariable(name string) bool {
+	if name == EnvConfig || name == EnvDataDir {
+		return true
+	}
+	for _, k := range knownKeys {
+		if (strings.HasSuffix(k, ".file") || strings.HasSuffix(k, ".root")) && envName(k) == name {
+			return true
+		}
+	}
+	return false
+}
+
 // envName is the NUDGE_* variable that sets key.
 func envName(key string) string {
 	return "NUDGE_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
