@@ -223,7 +223,7 @@ var snakeKey = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 
 // mayBeNull are the keys whose value may be null: an object or a value
 // that is absent (docs/behaviour.md §8), never a list.
-var mayBeNull = map[string]bool{"daemon": true, "toggles": true, "time": true, "class": true, "code": true, "message": true, "reset_at": true}
+var mayBeNull = map[string]bool{"daemon": true, "settings": true, "toggles": true, "time": true, "class": true, "code": true, "message": true, "reset_at": true}
 
 // checkJSON fails unless doc is JSON whose keys are all snake_case and
 // whose only nulls are in mayBeNull (a list is [] when empty).
@@ -279,7 +279,11 @@ func TestJSONOutputsAreSnakeCaseAndListsNeverNull(t *testing.T) {
 	if out := cli("inbox", "--json"); strings.TrimSpace(string(out)) != "[]" {
 		t.Errorf("inbox --json without a database: %s", out)
 	}
-	cli("status", "--json")
+	// Every key is there, daemon and settings null: one shape for scripts.
+	var st map[string]any
+	if err := json.Unmarshal(cli("status", "--json"), &st); err != nil || len(st) != 3 || st["daemon"] != nil || st["settings"] != nil {
+		t.Errorf("status --json without a daemon: %v, %v; want daemon, settings and sessions, the first two null", st, err)
+	}
 	cli("config", "--json")
 
 	d := m.start("NUDGE_RETRY_DELAYS=1s,1s,1s", "NUDGE_NOTIFY_DESKTOP=false")

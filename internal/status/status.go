@@ -10,8 +10,8 @@ import (
 
 // Status is what `nudge status --json` prints (docs/behaviour.md §8).
 type Status struct {
-	Daemon   *Daemon   `json:"daemon"` // nil when no daemon is running
-	Settings *Settings `json:"settings,omitempty"`
+	Daemon   *Daemon   `json:"daemon"`   // nil when no daemon is running
+	Settings *Settings `json:"settings"` // nil when no daemon is running
 	Sessions []Session `json:"sessions"`
 }
 
