@@ -239,6 +239,21 @@ func TestEveryToolAnswersAboutARejectedTurn(t *testing.T) {
 			t.Errorf("list_sessions(%v) = %+v, want %d sessions from the running daemon", c.filter, list, c.want)
 		}
 	}
+	// A filter that names no agent or state is an error that names those
+	// there are, never an empty list that reads as "no such session".
+	for _, c := range []struct {
+		filter map[string]any
+		says   string
+	}{
+		{map[string]any{"agent": "kimi-legacy"}, "kimi_code"},
+		{map[string]any{"agent": "Claude"}, "claude"},
+		{map[string]any{"state": "gaveup"}, "gave_up"},
+	} {
+		var list sessionList
+		if msg := call(t, cs, "list_sessions", c.filter, &list); !strings.Contains(msg, c.says) {
+			t.Errorf("list_sessions(%v) = %q, %+v; want an error naming %q", c.filter, msg, list, c.says)
+		}
+	}
 
 	var inbox struct {
 		Entries []struct {

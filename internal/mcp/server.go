@@ -13,14 +13,17 @@ import (
 	"io/fs"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"nudge/internal/classify"
 	"nudge/internal/explain"
 	"nudge/internal/inbox"
 	"nudge/internal/private"
+	"nudge/internal/retry"
 	"nudge/internal/status"
 	"nudge/internal/web"
 )
@@ -104,7 +107,7 @@ func Run(ctx context.Context, opts Options) error {
 // SessionsInput filters list_sessions.
 type SessionsInput struct {
 	Folder string `json:"folder,omitempty" jsonschema:"only sessions working in this folder or below it"`
-	Agent  string `json:"agent,omitempty" jsonschema:"only this agent's sessions: claude, codex, kimi, kimi-legacy, opencode, muse, grok"`
+	Agent  string `json:"agent,omitempty" jsonschema:"only this agent's sessions: claude, codex, kimi_code, kimi (the legacy Kimi CLI), opencode, muse, grok"`
 	State  string `json:"state,omitempty" jsonschema:"only sessions in this state, e.g. failed, finished, working, retrying, usage_limit"`
 }
 
@@ -116,6 +119,22 @@ type SessionsOutput struct {
 }
 
 func (s *server) listSessions(ctx context.Context, _ *sdk.CallToolRequest, in SessionsInput) (*sdk.CallToolResult, SessionsOutput, error) {
+	// A filter that names nothing is an error, not an empty list that
+	// reads as "no such session".
+	if _, ok := classify.Lookup(in.Agent); in.Agent != "" && !ok {
+		var names []string
+		for _, a := range classify.Agents() {
+			names = append(names, a.Name)
+		}
+		return nil, SessionsOutput{}, fmt.Errorf("no agent %q (known: %s)", in.Agent, strings.Join(names, ", "))
+	}
+	if in.State != "" && !slices.Contains(retry.States, retry.State(in.State)) {
+		names := make([]string, len(retry.States))
+		for i, st := range retry.States {
+			names[i] = string(st)
+		}
+		return nil, SessionsOutput{}, fmt.Errorf("no state %q (known: %s)", in.State, strings.Join(names, ", "))
+	}
 	sessions, running, err := s.sessions(ctx)
 	if err != nil {
 		return nil, SessionsOutput{}, err

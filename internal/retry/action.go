@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"slices"
 	"time"
 
 	"nudge/internal/classify"
@@ -28,15 +29,12 @@ const (
 	GaveUp      State = "gave_up"      // retries exhausted or undeliverable; the person was told
 )
 
+// States are the session states, in the order of docs/behaviour.md §6.
+var States = []State{Working, Finished, Failed, Retrying, WaitingBox, UsageLimit, NeedsSignIn, Cancelled, GaveUp}
+
 // known tells whether st is one of the states, or the empty state of a
 // session before its first event.
-func (st State) known() bool {
-	switch st {
-	case "", Working, Finished, Failed, Retrying, WaitingBox, UsageLimit, NeedsSignIn, Cancelled, GaveUp:
-		return true
-	}
-	return false
-}
+func (st State) known() bool { return st == "" || slices.Contains(States, st) }
 
 // Action is what the machine asks the daemon to do.
 type Action interface{ action() }
