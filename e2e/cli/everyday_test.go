@@ -61,9 +61,38 @@ func (m *machine) logLines() []logLine {
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			m.t.Fatalf("log line %q: %v", sc.Text(), err)
 		}
+		if k := repeatedKey(sc.Bytes()); k != "" {
+			m.t.Errorf("log line %s names %q twice", sc.Text(), k)
+		}
 		out = append(out, l)
 	}
 	return out
+}
+
+// repeatedKey is a key that a JSON object's top level has more than once,
+// or "".
+func repeatedKey(object []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(object))
+	if _, err := dec.Token(); err != nil { // {
+		return ""
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		key, _ := tok.(string)
+		if seen[key] {
+			return key
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return ""
+		}
+	}
+	return ""
 }
 
 // count is how many log lines at level say msg (about session, when given).
@@ -291,7 +320,15 @@ func TestJSONOutputsAreSnakeCaseAndListsNeverNull(t *testing.T) {
 		t.Errorf("inbox --json of an empty Inbox: %s", out)
 	}
 	cli("inbox", "--json", "--unread")
-	cli("status", "--json")
+	var running struct {
+		Daemon map[string]any `json:"daemon"`
+	}
+	if err := json.Unmarshal(cli("status", "--json"), &running); err != nil || running.Daemon == nil {
+		t.Fatalf("status --json of the daemon: %v", err)
+	}
+	if files, ok := running.Daemon["skipped_files"].([]any); !ok || len(files) != 0 {
+		t.Errorf("status --json: skipped_files = %#v, want [] with no line skipped", running.Daemon["skipped_files"])
+	}
 	cli("config", "--json")
 
 	m.deadTurn(shopSession)

@@ -216,7 +216,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	defer stopInbox()
 
-	d.log.Info("nudge started", "pid", os.Getpid(), "version", version.String(), "data", d.cfg.DataDir, "first_looks", len(d.looks))
+	d.log.Info("nudge started", "version", version.String(), "data", d.cfg.DataDir, "first_looks", len(d.looks))
 	err = d.serve(ctx, w)
 	d.log.Info("nudge stopped")
 	return err

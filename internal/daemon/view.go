@@ -22,7 +22,8 @@ func (d *Daemon) refreshView() {
 		Daemon: &status.Daemon{
 			PID: os.Getpid(), Version: version.String(), StartedAt: d.started,
 			Ready: d.ready, FilesWatched: stats.FilesWatched, FilesOpen: stats.FilesOpen,
-			LinesSkipped: stats.LinesSkipped, StoreFailing: d.storeView(),
+			LinesSkipped: stats.LinesSkipped, SkippedFiles: make([]status.SkippedFile, 0, len(stats.SkippedFiles)),
+			StoreFailing: d.storeView(),
 		},
 		Sessions: make([]status.Session, 0, len(d.sessions)),
 	}

@@ -27,7 +27,7 @@ type Daemon struct {
 	// binary, over the line cap); SkippedFiles are the files they were in,
 	// the latest first.
 	LinesSkipped int           `json:"lines_skipped"`
-	SkippedFiles []SkippedFile `json:"skipped_files,omitempty"`
+	SkippedFiles []SkippedFile `json:"skipped_files"`
 	// StoreFailing is set while the database refuses to store what was read.
 	StoreFailing *StoreFailing `json:"store_failing,omitempty"`
 }
