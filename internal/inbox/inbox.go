@@ -107,7 +107,9 @@ func migrateOne(ctx context.Context, w *sql.DB, upTo int) (done bool, err error)
 		return false, fmt.Errorf("migrate: read schema version: %w", err)
 	}
 	if version > len(migrations) {
-		return false, fmt.Errorf("migrate: schema version %d is newer than this program (%d)", version, len(migrations))
+		return false, fmt.Errorf("migrate: schema version %d is newer than this program's (%d): a newer nudge wrote it; "+
+			"run that version again (nudge --version says which this is), or move the database aside to start with an empty Inbox",
+			version, len(migrations))
 	}
 	if version >= upTo {
 		return true, nil

@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -161,9 +162,13 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	if db, err := Open(path); err == nil {
+	db, err = Open(path)
+	if err == nil {
 		db.Close()
 		t.Fatal("Open accepted a database from a newer version")
+	}
+	if !strings.Contains(err.Error(), "run that version again") || !strings.Contains(err.Error(), "move the database aside") {
+		t.Errorf("the refusal says nothing to do: %v", err)
 	}
 }
 
