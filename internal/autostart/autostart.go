@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"nudge/internal/config"
 )
@@ -76,6 +77,11 @@ func For(goos string, s Settings, home string, uid int) (Plan, error) {
 	argv := []string{s.Exe, "run", "--" + ServiceFlag}
 	if s.Config != "" {
 		argv = append(argv, "--config", s.Config)
+	}
+	for _, v := range append(slices.Clone(argv), s.Env...) {
+		if err := carriable(v); err != nil {
+			return Plan{}, err
+		}
 	}
 	switch goos {
 	case "darwin":
@@ -286,6 +292,21 @@ func configHome(home string) string {
 		return d
 	}
 	return filepath.Join(home, ".config")
+}
+
+// carriable refuses a setting a service file cannot hold as it is: text
+// that is not UTF-8, or holds a control character (a plist is XML, which
+// has no way to write most of them; in a unit file they are a mistake).
+func carriable(v string) error {
+	if !utf8.ValidString(v) {
+		return fmt.Errorf("autostart: %q is not UTF-8 text, which a service file cannot carry", v)
+	}
+	for _, r := range v {
+		if r < 0x20 && r != '\t' || r == 0x7f {
+			return fmt.Errorf("autostart: %q holds a control character (%U), which a service file cannot carry: set it without one", v, r)
+		}
+	}
+	return nil
 }
 
 // launchAgent is the LaunchAgent plist: started at login, restarted after

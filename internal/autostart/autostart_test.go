@@ -299,3 +299,23 @@ func TestNudgeEnvMakesPathsAbsolute(t *testing.T) {
 		t.Errorf("nudgeEnv = %q, %v\nwant %q", got, err, want)
 	}
 }
+
+// A setting a service file cannot carry as it is (a control character,
+// text that is not UTF-8) is refused with the setting named, never written
+// into a plist that launchd would not read.
+func TestSettingsAServiceFileCannotCarryAreRefused(t *testing.T) {
+	for _, goos := range []string{"darwin", "linux"} {
+		for _, s := range []Settings{
+			{Exe: "/opt/nudge", Env: []string{"NUDGE_RETRY_MESSAGE=go on\x1b[2J"}},
+			{Exe: "/opt/nudge", Env: []string{"NUDGE_RETRY_MESSAGE=one\nline"}},
+			{Exe: "/opt/nudge", Config: "/home/dev/n\xff.yaml"},
+		} {
+			if _, err := For(goos, s, "/home/dev", 1000); err == nil || !strings.Contains(err.Error(), "cannot carry") {
+				t.Errorf("%s %+v: %v, want a refusal", goos, s, err)
+			}
+		}
+		if _, err := For(goos, Settings{Exe: "/opt/nudge", Env: []string{"NUDGE_RETRY_MESSAGE=go\ton ✓"}}, "/home/dev", 1000); err != nil {
+			t.Errorf("%s: a tab and non-ASCII text refused: %v", goos, err)
+		}
+	}
+}
