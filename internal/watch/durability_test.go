@@ -136,14 +136,14 @@ func TestPositionMarkMatchesTheFile(t *testing.T) {
 		}
 		end := int64(len("head line\n" + text))
 		m := lineMark(line)
-		if ok, err := markHolds(f, end, end, m); err != nil || !ok {
+		if ok, _, err := markHolds(f, end, end, m, make([]byte, markLen)); err != nil || !ok {
 			t.Errorf("%q: the line's mark does not hold on the file: %v", text, err)
 		}
 		read, err := readMark(f, end)
 		if err != nil || read.n < m.n {
 			t.Errorf("%q: read mark %+v, %v", text, read, err)
 		}
-		if ok, _ := markHolds(f, end-1, end, m); ok {
+		if ok, _, _ := markHolds(f, end-1, end, m, make([]byte, markLen)); ok {
 			t.Errorf("%q: the mark holds one byte early", text)
 		}
 		f.Close()
@@ -358,7 +358,7 @@ func FuzzMarks(f *testing.F) {
 		}
 		defer fh.Close()
 		end := int64(len(data) + 1)
-		if ok, err := markHolds(fh, end, end, lineMark(line)); err != nil || !ok {
+		if ok, _, err := markHolds(fh, end, end, lineMark(line), make([]byte, markLen)); err != nil || !ok {
 			t.Fatalf("the mark of %q does not hold at the end of %q: %v", line, data, err)
 		}
 	})

@@ -2,7 +2,9 @@ package watch
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -108,19 +110,25 @@ func readMark(f *os.File, at int64) (fingerprint, error) {
 }
 
 // markHolds reports whether the bytes before position at in f, a file of
-// size bytes, are still those m was taken of.
-func markHolds(f *os.File, at, size int64, m fingerprint) (bool, error) {
+// size bytes, are still those m was taken of. The same read fills buf
+// (at least markLen long) with what follows them, up to size: after is
+// that part, the bytes from at on.
+func markHolds(f *os.File, at, size int64, m fingerprint, buf []byte) (holds bool, after []byte, err error) {
 	switch {
 	case m.n < 0 || at > size || int64(m.n) > at:
-		return false, nil
+		return false, nil, nil
 	case m.n == 0:
-		return true, nil
+		return true, nil, nil
 	}
-	var buf [markLen]byte
-	if _, err := f.ReadAt(buf[:m.n], at-int64(m.n)); err != nil {
-		return false, fmt.Errorf("read the bytes before offset %d of %s: %w", at, f.Name(), err)
+	from := at - int64(m.n)
+	n, err := f.ReadAt(buf[:min(int64(len(buf)), size-from)], from)
+	if n < m.n {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return false, nil, fmt.Errorf("read the bytes before offset %d of %s: %w", at, f.Name(), err)
 	}
-	return fnv1a(fnvOffset, buf[:m.n]) == m.sum, nil
+	return fnv1a(fnvOffset, buf[:m.n]) == m.sum, buf[m.n:n], nil
 }
 
 // tail is one session file being followed.

@@ -139,8 +139,8 @@ func (w *Watcher) forget(ctx context.Context, t *tail) {
 // event of its own), so its own stat does.
 func (w *Watcher) readWritten(ctx context.Context, t *tail) {
 	if t.f != nil {
-		if fi, err := t.f.Stat(); err == nil {
-			w.readFile(ctx, t, fi)
+		if open, err := t.f.Stat(); err == nil {
+			w.readOpen(ctx, t, open)
 			return
 		}
 	}
@@ -192,6 +192,12 @@ func (w *Watcher) readFile(ctx context.Context, t *tail, fi os.FileInfo) {
 			return
 		}
 	}
+	w.readOpen(ctx, t, open)
+}
+
+// readOpen reads t's file, held open, which open (its own stat) describes.
+func (w *Watcher) readOpen(ctx context.Context, t *tail, open os.FileInfo) {
+	w.ahead = readAhead{}
 	dev, ino := fileKey(open)
 	size := open.Size()
 	n, err := t.f.ReadAt(w.head[:min(size, fingerprintLen)], 0)
@@ -277,7 +283,8 @@ func (w *Watcher) takeIdentity(t *tail, size int64, dev, ino uint64, head []byte
 func (w *Watcher) checkIdentity(t *tail, size int64, dev, ino uint64, head []byte) bool {
 	same := t.fp.matches(head)
 	if same && !t.markStale {
-		ok, err := markHolds(t.f, t.lines.start, size, t.mark)
+		ok, after, err := markHolds(t.f, t.lines.start, size, t.mark, w.aheadBuf[:])
+		w.ahead = readAhead{at: t.lines.start, bytes: after}
 		if err != nil {
 			w.problem(t.path, "cannot read file", err)
 			w.close(t)
@@ -319,7 +326,8 @@ func (w *Watcher) restart(t *tail, dev, ino uint64, head []byte, why string) {
 // (t.checkpoint), a checkpoint carries the position.
 func (w *Watcher) readLines(ctx context.Context, t *tail, size int64) {
 	if t.lines.pos < size {
-		w.br.Reset(io.NewSectionReader(t.f, t.lines.pos, size-t.lines.pos))
+		w.src = source{f: t.f, off: t.lines.pos, end: size, ahead: w.ahead.from(t.lines.pos)}
+		w.br.Reset(&w.src)
 		for ctx.Err() == nil {
 			line, at, end, ok, err := t.lines.next(w.br)
 			if err != nil {
@@ -342,9 +350,50 @@ func (w *Watcher) readLines(ctx context.Context, t *tail, size int64) {
 		}
 		t.used = time.Now()
 	}
+	w.ahead, w.src = readAhead{}, source{}
 	if t.checkpoint {
 		w.checkpointOf(ctx, t)
 	}
+}
+
+// readAhead is what the identity check read past a position: the file's
+// bytes from at on, so the lines after it need no read of their own.
+type readAhead struct {
+	at    int64
+	bytes []byte
+}
+
+// from is the part of a that starts at offset off, or nil.
+func (a readAhead) from(off int64) []byte {
+	if off < a.at || off > a.at+int64(len(a.bytes)) {
+		return nil
+	}
+	return a.bytes[off-a.at:]
+}
+
+// source delivers a file from off up to end: first the bytes ahead already
+// read from off on, then the file itself.
+type source struct {
+	f        *os.File
+	off, end int64
+	ahead    []byte
+}
+
+func (s *source) Read(p []byte) (int, error) {
+	if len(s.ahead) > 0 {
+		n := copy(p, s.ahead)
+		s.ahead, s.off = s.ahead[n:], s.off+int64(n)
+		return n, nil
+	}
+	if s.off >= s.end {
+		return 0, io.EOF
+	}
+	n, err := s.f.ReadAt(p[:min(int64(len(p)), s.end-s.off)], s.off)
+	s.off += int64(n)
+	if err == io.EOF && n > 0 {
+		err = nil
+	}
+	return n, err
 }
 
 // checkpointOf emits t's position with no line.

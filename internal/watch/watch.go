@@ -181,7 +181,10 @@ type Watcher struct {
 	batchGone   []Record              // the snapshot removals batch reports
 	lostGone    []Record              // those of batches dropped before a Rewind
 	br          *bufio.Reader
+	src         source // what br reads
 	head        [fingerprintLen]byte
+	aheadBuf    [readBuffer]byte
+	ahead       readAhead // of aheadBuf, read with a mark
 	now         func() time.Time
 
 	// Acknowledgement (docs/durability.md): seq numbers the batches sent,

@@ -91,6 +91,15 @@ func TestCompleteLinesInOrder(t *testing.T) {
 	}
 	wantLinesText(t, r.records(500), want...)
 	wantLinesText(t, r.synced(file))
+
+	// One write of more than is read with the bytes before the position.
+	want, block := nil, ""
+	for i := 0; len(block) <= 3*readBuffer; i++ {
+		want = append(want, fmt.Sprint(i, " ", strings.Repeat("x", i%700)))
+		block += want[i] + "\n"
+	}
+	appendTo(t, file, block)
+	wantLinesText(t, r.records(len(want)), want...)
 }
 
 func TestWatchesFoldersOnly(t *testing.T) {
