@@ -53,6 +53,23 @@ func (s *Session) MarshalJSON() ([]byte, error) {
 	})
 }
 
+// Clone returns a copy of s that shares nothing with it: what it stores
+// (MarshalJSON), without the encoding, to put s back as it was.
+func (s *Session) Clone() *Session {
+	c := *s
+	c.episode, c.limit, c.pending, c.sent = clone(s.episode), clone(s.limit), clone(s.pending), clone(s.sent)
+	c.out, c.backlog = nil, false
+	return &c
+}
+
+func clone[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	return &c
+}
+
 // UnmarshalJSON restores a session stored by this release or an earlier
 // one. A pending continuation that breaks the invariants (Session) is
 // dropped, so a damaged row cannot make the machine fail later; a form

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -265,6 +266,31 @@ func TestStoredScenarios(t *testing.T) {
 			if pinned, err := os.ReadFile(current); err != nil || string(pinned) != string(b)+"\n" {
 				t.Errorf("the stored form changed (%v):\n%s\nwas\n%s\nGive it a new version and a migration; then rewrite with -update-stored.", err, b, pinned)
 			}
+		})
+	}
+}
+
+// TestCloneSharesNothing: a clone stays as its session was while the
+// session goes on, and then goes on exactly as the session did.
+func TestCloneSharesNothing(t *testing.T) {
+	for _, sc := range storedScenarios() {
+		t.Run(sc.name, func(t *testing.T) {
+			set := sc.set()
+			s := NewSession(testKey)
+			for _, st := range sc.build {
+				transcribe(t, s, &set, st)
+			}
+			was, err := json.Marshal(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, setC := s.Clone(), set
+			setC.Delays = slices.Clone(set.Delays)
+			wantAfter := goOn(t, s, &set, sc.after)
+			if b, err := json.Marshal(c); err != nil || string(b) != string(was) {
+				t.Fatalf("the clone changed with its session (%v):\n%s\nwas\n%s", err, b, was)
+			}
+			diffLines(t, goOn(t, c, &setC, sc.after), wantAfter)
 		})
 	}
 }
