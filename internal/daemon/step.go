@@ -55,7 +55,7 @@ func newStep() *step {
 
 // sessionCopy is what a step may change of a session.
 type sessionCopy struct {
-	machine                       []byte
+	machine                       *retry.Session
 	project, transcript, registry string
 	process                       *classify.Process
 	syncing, updated              time.Time
@@ -66,11 +66,7 @@ func (st *step) keep(s *session) {
 	if _, ok := st.before[s.key]; ok {
 		return
 	}
-	m, err := json.Marshal(s.machine)
-	if err != nil {
-		panic(fmt.Sprintf("daemon: retry state of %s does not encode: %v", s.key.Session, err))
-	}
-	c := &sessionCopy{machine: m, project: s.project, transcript: s.transcript, registry: s.registry,
+	c := &sessionCopy{machine: s.machine.Clone(), project: s.project, transcript: s.transcript, registry: s.registry,
 		syncing: s.syncing, updated: s.updated}
 	if s.process != nil {
 		p := *s.process
@@ -109,11 +105,7 @@ func (d *Daemon) undo(st *step) {
 			delete(d.sessions, key)
 			continue
 		}
-		m := retry.NewSession(key)
-		if err := json.Unmarshal(c.machine, m); err != nil {
-			panic(fmt.Sprintf("daemon: retry state of %s does not decode: %v", key.Session, err))
-		}
-		s.machine, s.project, s.transcript, s.registry = m, c.project, c.transcript, c.registry
+		s.machine, s.project, s.transcript, s.registry = c.machine, c.project, c.transcript, c.registry
 		s.process, s.syncing, s.updated = c.process, c.syncing, c.updated
 		d.rearm(s)
 	}
