@@ -163,7 +163,7 @@ func TestSameShape(t *testing.T) {
 
 func TestIcons(t *testing.T) {
 	seen := map[string]look{}
-	for l, ic := range icons {
+	for l, ic := range icons() {
 		for kind, b := range map[string][]byte{"template": ic.template, "colour": ic.colour} {
 			img, err := png.Decode(bytes.NewReader(b))
 			if err != nil {

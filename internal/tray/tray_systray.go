@@ -219,7 +219,7 @@ func update(it *systray.MenuItem, was, is line) {
 
 // setIcon sets icon, title and tooltip from the shown picture.
 func (v *menuBar) setIcon() {
-	ic := icons[v.shown.look]
+	ic := icons()[v.shown.look]
 	systray.SetTemplateIcon(ic.template, ic.colour)
 	if runtime.GOOS != "darwin" { // on macOS a title is text beside the icon in the bar
 		systray.SetTitle(title)
