@@ -27,7 +27,20 @@ func (w *Watcher) visit(ctx context.Context, r *root, p string, set FileSet, for
 		w.read(ctx, t)
 		return
 	}
-	fi, ok := w.look(ctx, p, t)
+	fi, err := os.Stat(p)
+	w.visitStat(ctx, r, p, set, stat{fi, err})
+}
+
+// stat is what os.Stat said of a file.
+type stat struct {
+	fi  os.FileInfo
+	err error
+}
+
+// visitStat is visit, not forced, of a file that st describes.
+func (w *Watcher) visitStat(ctx context.Context, r *root, p string, set FileSet, st stat) {
+	t := w.tails[p]
+	fi, ok := w.looked(ctx, p, t, st)
 	if !ok {
 		return
 	}
@@ -82,6 +95,12 @@ func (w *Watcher) settled(ctx context.Context, t *tail, fi os.FileInfo) bool {
 // forgotten).
 func (w *Watcher) look(ctx context.Context, p string, t *tail) (fi os.FileInfo, ok bool) {
 	fi, err := os.Stat(p)
+	return w.looked(ctx, p, t, stat{fi, err})
+}
+
+// looked is look with the file's stat already taken.
+func (w *Watcher) looked(ctx context.Context, p string, t *tail, st stat) (fi os.FileInfo, ok bool) {
+	fi, err := st.fi, st.err
 	switch {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		w.problem(p, "cannot look at file", err)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -747,10 +748,19 @@ func (w *Watcher) scanDir(ctx context.Context, r *root, dir string, rel []string
 	default:
 		delete(w.problems, dir)
 	}
+	// What each entry is, in order; the stats of its files are taken
+	// together (statAll).
+	type entry struct {
+		name          string
+		sub           []string
+		set           FileSet
+		isFile, leads bool
+		isDir, link   bool
+		stat          int // in stats, or -1
+	}
+	var todo []entry
+	var files []string
 	for _, e := range entries {
-		if ctx.Err() != nil {
-			return
-		}
 		name := filepath.Join(dir, e.Name())
 		sub := append(rel[:len(rel):len(rel)], e.Name())
 		set, isFile := r.fileSet(sub)
@@ -758,22 +768,63 @@ func (w *Watcher) scanDir(ctx context.Context, r *root, dir string, rel []string
 		if !isFile && !leads {
 			continue
 		}
-		isDir := e.IsDir()
-		if e.Type()&fs.ModeSymlink != 0 {
-			fi, err := os.Stat(name)
+		en := entry{name: name, sub: sub, set: set, isFile: isFile, leads: leads, isDir: e.IsDir(), link: e.Type()&fs.ModeSymlink != 0, stat: -1}
+		if isFile && !en.isDir && !en.link && !set.Wake {
+			en.stat = len(files)
+			files = append(files, name)
+		}
+		todo = append(todo, en)
+	}
+	stats := statAll(files)
+	for _, en := range todo {
+		if ctx.Err() != nil {
+			return
+		}
+		isDir := en.isDir
+		if en.link {
+			fi, err := os.Stat(en.name)
 			if err != nil {
-				w.problem(name, "cannot follow link", err)
+				w.problem(en.name, "cannot follow link", err)
 				continue
 			}
 			isDir = fi.IsDir()
 		}
 		switch {
-		case isDir && leads:
-			w.scanDir(ctx, r, name, sub)
-		case !isDir && isFile:
-			w.visit(ctx, r, name, set, false)
+		case isDir && en.leads:
+			w.scanDir(ctx, r, en.name, en.sub)
+		case !isDir && en.isFile && en.stat >= 0:
+			w.visitStat(ctx, r, en.name, en.set, stats[en.stat])
+		case !isDir && en.isFile:
+			w.visit(ctx, r, en.name, en.set, false)
 		}
 	}
+}
+
+// statAll stats paths, on as many threads as there are cores (up to four)
+// when there are many: a start stats every file of the history.
+func statAll(paths []string) []stat {
+	out := make([]stat, len(paths))
+	const chunk = 64
+	workers := min(runtime.GOMAXPROCS(0), 4, (len(paths)+chunk-1)/chunk)
+	var next atomic.Int64
+	work := func() {
+		for {
+			from := int(next.Add(chunk)) - chunk
+			if from >= len(paths) {
+				return
+			}
+			for i := from; i < min(from+chunk, len(paths)); i++ {
+				out[i].fi, out[i].err = os.Stat(paths[i])
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	return out
 }
 
 // watchDir adds a folder watch (never a file watch) on dir.

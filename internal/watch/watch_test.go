@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -593,5 +594,34 @@ func TestFolderLevelDesign(t *testing.T) {
 		"RunClosesEverything": TestRunClosesEverything,
 	} {
 		t.Run(name, test)
+	}
+}
+
+// TestStatAll: every path's stat, in order, however many threads take them.
+func TestStatAll(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i := range 300 {
+		p := filepath.Join(dir, fmt.Sprint(i))
+		if i%7 != 0 { // every seventh is missing
+			if err := os.WriteFile(p, make([]byte, i), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		paths = append(paths, p)
+	}
+	for _, n := range []int{0, 1, 63, 64, 65, 300} {
+		got := statAll(paths[:n])
+		if len(got) != n {
+			t.Fatalf("%d paths: %d stats", n, len(got))
+		}
+		for i, st := range got {
+			switch {
+			case i%7 == 0 && !errors.Is(st.err, fs.ErrNotExist):
+				t.Errorf("%s: err %v, want not found", paths[i], st.err)
+			case i%7 != 0 && (st.err != nil || st.fi.Size() != int64(i)):
+				t.Errorf("%s: %v, %v; want a file of %d bytes", paths[i], st.fi, st.err, i)
+			}
+		}
 	}
 }
