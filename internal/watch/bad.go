@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"nudge/internal/jsonscan"
 )
 
 // badLogEvery is how often one file's skipped lines are logged at most: the
@@ -40,7 +42,7 @@ func badRecord(line []byte) string {
 		return ""
 	case bytes.IndexByte(line, 0) >= 0:
 		return "binary data"
-	case !validJSON(line):
+	case !jsonscan.Valid(line):
 		return "not a JSON record (malformed or cut off)"
 	}
 	return ""

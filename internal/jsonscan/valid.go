@@ -1,10 +1,13 @@
-package watch
+// Package jsonscan reads JSON without decoding it: whether bytes are one
+// JSON value, and the members of an object. Every line of every session
+// file goes through it, so its cost is what a busy agent costs per byte
+// (docs/performance.md).
+package jsonscan
 
-// validJSON reports whether b is one JSON value, exactly as json.Valid does
+// Valid reports whether b is one JSON value, exactly as json.Valid does
 // (the same grammar, the same nesting limit, bytes above 0x7f taken as they
-// are), several times faster: every line of every session file goes
-// through it (badRecord), so its cost is what a busy agent costs per byte.
-func validJSON(b []byte) bool {
+// are), several times faster.
+func Valid(b []byte) bool {
 	var stack []byte // '{' or '[' for each open container
 	i := skipSpace(b, 0)
 	for {

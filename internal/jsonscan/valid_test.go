@@ -1,4 +1,4 @@
-package watch
+package jsonscan
 
 import (
 	"bytes"
@@ -30,7 +30,7 @@ func sampleLines(t testing.TB) [][]byte {
 	return out
 }
 
-func TestValidJSONAgreesWithEncodingJSON(t *testing.T) {
+func TestValidAgreesWithEncodingJSON(t *testing.T) {
 	cases := []string{
 		``, ` `, `{}`, `[]`, `{"a":1}`, `{"a":}`, `{"a" 1}`, `{"a":1,}`, `[1,]`, `[1 2]`, `{"a":[1,{"b":null}]}`,
 		`"x"`, `"\u00e9\n"`, `"\u00g9"`, `"\x"`, "\"a\tb\"", `-0.5e+10`, `01`, `-`, `1.`, `1e`, `.5`, `tru`, `true `,
@@ -38,39 +38,39 @@ func TestValidJSONAgreesWithEncodingJSON(t *testing.T) {
 		strings.Repeat("[", 10000) + strings.Repeat("]", 10000), `nul`, `nulls`, `{"a":true,"b":false,"c":null}`,
 	}
 	for _, c := range cases {
-		if got, want := validJSON([]byte(c)), json.Valid([]byte(c)); got != want {
-			t.Errorf("validJSON(%.40q) = %v, json.Valid %v", c, got, want)
+		if got, want := Valid([]byte(c)), json.Valid([]byte(c)); got != want {
+			t.Errorf("Valid(%.40q) = %v, json.Valid %v", c, got, want)
 		}
 	}
 	for _, l := range sampleLines(t) {
 		for _, b := range [][]byte{l, l[:len(l)/2]} {
-			if got, want := validJSON(b), json.Valid(b); got != want {
-				t.Errorf("validJSON(%.60q…) = %v, json.Valid %v", b, got, want)
+			if got, want := Valid(b), json.Valid(b); got != want {
+				t.Errorf("Valid(%.60q…) = %v, json.Valid %v", b, got, want)
 			}
 		}
 	}
 }
 
-func FuzzValidJSON(f *testing.F) {
+func FuzzValid(f *testing.F) {
 	for _, c := range []string{`{"a":[1,{"b":null}],"c":"\u00e9"}`, `[1,2`, `{"x":-1.5e3}`, `"a\\"`} {
 		f.Add([]byte(c))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := validJSON(b), json.Valid(b); got != want {
-			t.Fatalf("validJSON(%q) = %v, json.Valid %v", b, got, want)
+		if got, want := Valid(b), json.Valid(b); got != want {
+			t.Fatalf("Valid(%q) = %v, json.Valid %v", b, got, want)
 		}
 	})
 }
 
-// BenchmarkValidJSON compares validJSON with json.Valid on the captured
+// BenchmarkValid compares Valid with json.Valid on the captured
 // transcripts' lines.
-func BenchmarkValidJSON(b *testing.B) {
+func BenchmarkValid(b *testing.B) {
 	lines := sampleLines(b)
 	size := 0
 	for _, l := range lines {
 		size += len(l)
 	}
-	for name, valid := range map[string]func([]byte) bool{"nudge": validJSON, "encoding-json": json.Valid} {
+	for name, valid := range map[string]func([]byte) bool{"nudge": Valid, "encoding-json": json.Valid} {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(size))
 			for b.Loop() {
