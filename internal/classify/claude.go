@@ -237,7 +237,8 @@ func (t *claudeTranscript) Read(line []byte) []Event {
 		return nil
 	}
 	var r claudeRecord
-	if string(typ) == "api-request" {
+	switch {
+	case string(typ) == "api-request":
 		// One per HTTP attempt and large: three plain strings are read
 		// without decoding it; a cut-off line is still refused.
 		if !bytes.HasSuffix(bytes.TrimSpace(line), []byte("}")) {
@@ -247,7 +248,9 @@ func (t *claudeTranscript) Read(line []byte) []Event {
 		r.Timestamp = string(claudeTopLevelString(line, "timestamp"))
 		r.SessionID = string(claudeTopLevelString(line, "sessionId"))
 		r.RequestDigest = string(claudeTopLevelString(line, "requestDigest"))
-	} else if !decodeRecord(line, &r) {
+	case string(typ) == "assistant" && claudeWork(line, &r):
+		// An answer or a tool call, read without decoding it.
+	case !decodeRecord(line, &r):
 		return nil
 	}
 	if r.SessionID != "" {
