@@ -55,7 +55,7 @@ func newConfigCmd() *cobra.Command {
 			}
 			problems := cfg.Problems
 			// The values checked where they are used, as `nudge run` does.
-			for _, err := range []error{inject.CheckOrder(cfg.Inject.Order), web.CheckAddr(cfg.Web.Addr)} {
+			for _, err := range []error{inject.CheckOrder(cfg.Inject.Order), web.CheckAddr(cfg.Web.Addr), watch.CheckEvents(cfg.Watch.Events)} {
 				if err != nil {
 					problems = append(problems, err.Error())
 				}

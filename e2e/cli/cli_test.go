@@ -300,6 +300,7 @@ func TestConfigCheckRefusesWhatRunRefuses(t *testing.T) {
 		"log.level":    "NUDGE_LOG_LEVEL=verbose",
 		"inject.order": "NUDGE_INJECT_ORDER=tmux,bogus",
 		"web.addr":     "NUDGE_WEB_ADDR=0.0.0.0:0",
+		"watch.events": "NUDGE_WATCH_EVENTS=bogus",
 	} {
 		bad := append(slices.Clone(m.env), env)
 		if _, err := daemontest.CLI(bad, "run", "--headless"); err == nil || !strings.Contains(err.Error(), key) {

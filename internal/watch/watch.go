@@ -227,6 +227,16 @@ type root struct {
 	waypoint string // the watched ancestor while Root does not exist
 }
 
+// CheckEvents reports whether events (watch.events) is refused: it must be
+// one of the ways of seeing changes, or empty for the default.
+func CheckEvents(events string) error {
+	switch events {
+	case "", EventsAuto, EventsFolders, EventsScan:
+		return nil
+	}
+	return fmt.Errorf("watch.events %q: want %s, %s or %s", events, EventsAuto, EventsFolders, EventsScan)
+}
+
 // New checks opts and returns a Watcher; Run starts it.
 func New(opts Options) (*Watcher, error) {
 	if opts.LineCap <= 0 {
@@ -244,12 +254,11 @@ func New(opts Options) (*Watcher, error) {
 	if opts.Latency <= 0 {
 		opts.Latency = defaultLatency
 	}
-	switch opts.Events {
-	case "":
+	if err := CheckEvents(opts.Events); err != nil {
+		return nil, err
+	}
+	if opts.Events == "" {
 		opts.Events = EventsAuto
-	case EventsAuto, EventsFolders, EventsScan:
-	default:
-		return nil, fmt.Errorf("watch: events %q: want %s, %s or %s", opts.Events, EventsAuto, EventsFolders, EventsScan)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
