@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"nudge/internal/watch/disk"
 )
 
 // visit follows the file at p, reading it when it is new, when force is set
@@ -194,7 +196,7 @@ func (w *Watcher) readFile(ctx context.Context, t *tail, fi os.FileInfo) {
 		}
 	}
 	if t.f == nil {
-		f, err := os.Open(t.path)
+		f, err := disk.Open(t.path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			w.forget(ctx, t)

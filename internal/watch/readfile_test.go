@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -101,5 +102,31 @@ func TestReadFileOpenCodeLive(t *testing.T) {
 	}
 	if len(events) == 0 || events[0].Kind != classify.UsageLimited || !events[0].Failure.ResetAt.Equal(next) {
 		t.Errorf("a far retry in the snapshot: %+v, want usage_limited until %v", events, next)
+	}
+}
+
+// A FIFO under a session file's name (`nudge classify` on one, or a file
+// swapped for one between a scan and the read) is refused without waiting
+// for a writer that never comes.
+func TestReadFileRefusesAFIFO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "abc.jsonl")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	agent, _ := classify.Lookup("claude")
+	done := make(chan error, 1)
+	go func() {
+		_, err := ReadFile(t.Context(), path, agent, testLog(t))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("ReadFile of a FIFO: %v, want a refusal", err)
+		}
+	case <-time.After(10 * time.Second):
+		f, _ := os.OpenFile(path, os.O_WRONLY, 0) // let the reader go
+		f.Close()
+		t.Fatal("ReadFile waits on a FIFO")
 	}
 }
