@@ -1,50 +1,18 @@
 package classify
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
-)
 
-// readmeAgents returns the rows of the README's agent table (under
-// "## Agents"), each as its cells.
-func readmeAgents(t *testing.T) [][]string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(data), "\n## Agents\n")
-	if !ok {
-		t.Fatal(`README.md has no "## Agents" section`)
-	}
-	var rows [][]string
-	for _, line := range strings.Split(section, "\n") {
-		if !strings.HasPrefix(line, "|") {
-			if len(rows) > 0 {
-				break
-			}
-			continue
-		}
-		cells := strings.Split(strings.Trim(line, "|"), "|")
-		for i := range cells {
-			cells[i] = strings.TrimSpace(cells[i])
-		}
-		rows = append(rows, cells)
-	}
-	if len(rows) < 2 {
-		t.Fatalf("README.md's agent table has %d rows", len(rows))
-	}
-	return rows[2:] // the header and its rule
-}
+	"nudge/internal/testenv"
+)
 
 // The README's agent table has one row per agent of the registry, named by
 // its title, naming its default folder and the variable that moves it.
 func TestReadmeNamesEveryAgent(t *testing.T) {
-	rows := readmeAgents(t)
+	rows := testenv.ReadmeTable(t, "## Agents")
 	var titles, want []string
 	for _, r := range rows {
 		titles = append(titles, r[0])

@@ -3,11 +3,12 @@
 package inject
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"nudge/internal/testenv"
 )
 
 func TestBuildOrder(t *testing.T) {
@@ -59,14 +60,6 @@ func TestBuildOrder(t *testing.T) {
 // The README's table of terminals lists the backends in the order
 // `inject.order: [auto]` tries them, as it says.
 func TestReadmeListsTheBackendsInTheirOrder(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(data), "\n## Terminals\n")
-	if !ok {
-		t.Fatal(`README.md has no "## Terminals" section`)
-	}
 	// The first cell of each row, as the README names the backends.
 	names := map[string][]string{
 		"`nudge wrap`": {"wrap"}, "tmux": {"tmux"}, "GNU screen": {"screen"}, "zellij": {"zellij"},
@@ -74,17 +67,10 @@ func TestReadmeListsTheBackendsInTheirOrder(t *testing.T) {
 		"OpenCode": {"opencode"}, "headless resume": {"resume"},
 	}
 	var listed []string
-	for line := range strings.Lines(section) {
-		if line == "\n" && len(listed) > 0 {
-			break
-		}
-		cells := strings.Split(line, "|")
-		if len(cells) < 3 || strings.HasPrefix(cells[1], "---") || strings.TrimSpace(cells[1]) == "backend" {
-			continue
-		}
-		backends, ok := names[strings.TrimSpace(cells[1])]
+	for _, cells := range testenv.ReadmeTable(t, "## Terminals") {
+		backends, ok := names[cells[0]]
 		if !ok {
-			t.Fatalf("README row %q names no backend this test knows", cells[1])
+			t.Fatalf("README row %q names no backend this test knows", cells[0])
 		}
 		listed = append(listed, backends...)
 	}
