@@ -19,9 +19,9 @@ import (
 // Codex CLI 0.98.0 writes the legacy rollout: no turn start or end, and a
 // failed turn leaves no error record in it (docs/agents/codex.md §3.2,
 // §4.3). Its TUI writes the error to $CODEX_HOME/log/codex-tui.log, which
-// nudge reads once the rollout has been quiet a few seconds (on its check
-// every 30 s): a 5xx or a dropped stream is then a provider error and is
-// continued, a 401 is told once as a sign-in failure.
+// nudge reads once the rollout has been quiet a few seconds: a 5xx or a
+// dropped stream is then a provider error and is continued, a 401 is told
+// once as a sign-in failure.
 
 // codexLegacyCLI is the legacy Codex CLI (docs/agents/codex.md §1).
 var codexLegacyCLI = agentCLI{name: "Codex CLI (legacy)", env: "NUDGE_E2E_CODEX_LEGACY", install: "codex", version: "0.98.0",
@@ -30,7 +30,7 @@ var codexLegacyCLI = agentCLI{name: "Codex CLI (legacy)", env: "NUDGE_E2E_CODEX_
 // codexLegacyReady is on the 0.98.0 TUI's screen once it takes input.
 const codexLegacyReady = "? for shortcuts"
 
-// codexLegacyWait covers the quiet nudge waits for and its check every 30 s.
+// codexLegacyWait covers the CLI's answer, the quiet nudge waits for and the retry delay, with room to spare.
 const codexLegacyWait = 90 * time.Second
 
 // TestRealCodexLegacyRecoversAfter5xx: a turn killed by a 500, a 503 or a
