@@ -65,7 +65,8 @@ func (w *Watcher) prune() {
 			break
 		}
 		for t, c := range sb.ends {
-			t.committed = c
+			t.commit(c, w.opts.LineCap)
+			t.cool(sb.seq)
 		}
 		if sb.ready {
 			w.readyAcked = true
@@ -94,7 +95,7 @@ func (w *Watcher) rewind(ctx context.Context) {
 		if t.lastBatch <= acked {
 			continue
 		}
-		t.resetTo(t.committed)
+		t.resetTo(t.stored(), w.opts.LineCap)
 		t.checkpoint = !t.snapshot
 		n++
 		w.read(ctx, t)
@@ -116,7 +117,9 @@ func (w *Watcher) emitFrom(ctx context.Context, t *tail, rec Record) {
 	t.lastBatch = w.seq + 1
 	if !rec.Gone && !t.snapshot {
 		w.batchEnds[t] = t.pointAt(rec.End, rec.mark)
-		t.checkpoint = false
+		if t.reading != nil {
+			t.checkpoint = false
+		}
 	}
 	w.emit(ctx, rec)
 }

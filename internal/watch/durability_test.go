@@ -363,3 +363,90 @@ func FuzzMarks(f *testing.F) {
 		}
 	})
 }
+
+// TestIdleFilesKeepOnlyTheirPosition: a file closed idle with everything
+// stored keeps only its position and identity, and from that alone goes
+// on where it was after an append, a copy of itself moved over it and a
+// restart; it is read from its start after a truncation, a replacement and
+// a rewrite with the same first bytes (docs/durability.md).
+func TestIdleFilesKeepOnlyTheirPosition(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "projects", "p", "s.jsonl")
+	head := strings.Repeat("h", 300)
+	appendTo(t, file, head+"\none\n")
+	opts := options(claudeSources(root))
+	opts.IdleClose = 20 * time.Millisecond
+	r := startStoring(t, opts)
+	idle := func(step string) {
+		t.Helper()
+		if !r.cold(file) {
+			t.Fatalf("%s: the idle file keeps the state of reading it", step)
+		}
+	}
+	at := func(recs []Record, offset int64) {
+		t.Helper()
+		if recs[0].Offset != offset {
+			t.Fatalf("%q read at %d, want %d", recs[0].Line, recs[0].Offset, offset)
+		}
+	}
+	wantLinesText(t, r.records(2), head, "one")
+	idle("first read")
+
+	appendTo(t, file, "two\n")
+	recs := r.records(1)
+	wantLinesText(t, recs, "two")
+	at(recs, int64(len(head)+5))
+	idle("append")
+
+	tmp := filepath.Join(root, "s.tmp")
+	appendTo(t, tmp, head+"\none\ntwo\nthree\n")
+	if err := os.Rename(tmp, file); err != nil {
+		t.Fatal(err)
+	}
+	recs = r.records(1)
+	wantLinesText(t, recs, "three")
+	at(recs, int64(len(head)+9))
+	if !strings.Contains(r.log.String(), "replaced by the same content") {
+		t.Errorf("the replacement is not logged:\n%s", r.log)
+	}
+	idle("the same content moved over it")
+
+	// Rewritten in place, longer, with the same first bytes: the bytes
+	// before the position changed.
+	if err := os.WriteFile(file, []byte(head+"\nthe second version, longer than the first\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	recs = r.records(2)
+	wantLinesText(t, recs, head, "the second version, longer than the first")
+	at(recs, 0)
+	idle("rewrite")
+
+	if err := os.Truncate(file, 0); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(t, file, "x\n")
+	recs = r.records(1)
+	wantLinesText(t, recs, "x")
+	at(recs, 0)
+	idle("truncation")
+
+	appendTo(t, tmp, "new1\nnew2\n")
+	if err := os.Rename(tmp, file); err != nil {
+		t.Fatal(err)
+	}
+	recs = r.records(2)
+	wantLinesText(t, recs, "new1", "new2")
+	at(recs, 0)
+	idle("replacement")
+	pos := recs[1].Position()
+	r.stop()
+
+	opts.Positions = map[string]Position{file: pos}
+	r = startStoring(t, opts)
+	idle("restart")
+	appendTo(t, file, "new3\n")
+	recs = r.records(1)
+	wantLinesText(t, recs, "new3")
+	at(recs, 10)
+	idle("append after the restart")
+}

@@ -131,7 +131,11 @@ func markHolds(f *os.File, at, size int64, m fingerprint, buf []byte) (holds boo
 	return fnv1a(fnvOffset, buf[:m.n]) == m.sum, buf[m.n:n], nil
 }
 
-// tail is one session file being followed.
+// tail is one session file being followed. What a scan needs to tell the
+// file changed, and its position with the identity of the file, are kept
+// for every file; the state of reading it (reading) only while it is in
+// use: from the first read of a change until it is closed idle with
+// nothing left uncommitted (docs/performance.md §3).
 type tail struct {
 	agent    string
 	path     string
@@ -139,31 +143,40 @@ type tail struct {
 	database bool // an SQLite database (opencode_db.go)
 	host     bool // a trigger whose session is asked of its host (host.go)
 	json     bool // each line is one JSON record (FileSet.JSON)
-	dev, ino uint64
-	fp       fingerprint
 	known    bool // dev, ino and fp describe the file the position belongs to
 	// deferred: the position was taken from the file's size alone (a first
 	// look); fp and mark are taken when the file first changes.
 	deferred bool
 	atEnd    bool // begin at the file's end (old history on a first look)
-	lines    lineSplitter
-	// mark fingerprints the bytes just before lines.start; markStale: they
-	// must be read again (a line was skipped without being kept).
-	mark      fingerprint
+	dev, ino uint64
+	fp       fingerprint
+	// mark fingerprints the bytes just before the position.
+	mark fingerprint
+	// offset is the position while reading is nil; lines.start holds it
+	// otherwise.
+	offset int64
+	// what the last look saw, so a scan can tell a file changed
+	size      int64
+	mtime     int64  // modification time, Unix nanoseconds
+	seen      uint64 // the scan that last found the file
+	lastBatch uint64 // the batch of the last record emitted
+	*reading         // nil while the file is not in use
+}
+
+// reading is the state of a tail in use.
+type reading struct {
+	lines lineSplitter
+	// markStale: the bytes before lines.start must be read again for the
+	// mark (a line was skipped without being kept).
 	markStale bool
 	f         *os.File // nil while closed
 	used      time.Time
-	// what the last look saw, so a scan can tell a file changed
-	size  int64
-	mtime int64  // modification time, Unix nanoseconds
-	seen  uint64 // the scan that last found the file
 	// snapshot files: whether content was emitted, and its hash
 	emitted bool
 	content uint64 // hash
 	// committed is the last position the consumer stored (Ack), or where
-	// reading began; lastBatch is the batch of the last record emitted.
+	// reading began.
 	committed commitPoint
-	lastBatch uint64
 	// checkpoint: the next read emits the position even when it reads no line.
 	checkpoint bool
 	bad        *badLines // skipped lines, once there are some
@@ -178,9 +191,17 @@ type commitPoint struct {
 	known, deferred bool
 }
 
-// point is where t stands: after its last complete line.
+// at is where t stands: after its last complete line.
+func (t *tail) at() int64 {
+	if t.reading == nil {
+		return t.offset
+	}
+	return t.lines.start
+}
+
+// point is t's position with the identity of its file.
 func (t *tail) point() commitPoint {
-	return t.pointAt(t.lines.start, t.mark)
+	return t.pointAt(t.at(), t.mark)
 }
 
 // pointAt is t's position at offset, with its mark.
@@ -188,8 +209,50 @@ func (t *tail) pointAt(offset int64, mark fingerprint) commitPoint {
 	return commitPoint{offset: offset, mark: mark, dev: t.dev, ino: t.ino, fp: t.fp, known: t.known, deferred: t.deferred}
 }
 
+// stored is t's last position the consumer stored: where it stands, while
+// it is not in use.
+func (t *tail) stored() commitPoint {
+	if t.reading == nil {
+		return t.point()
+	}
+	return t.committed
+}
+
+// warm gives t the state of reading it, at its position.
+func (t *tail) warm(lineCap int) {
+	if t.reading != nil {
+		return
+	}
+	t.reading = &reading{lines: lineSplitter{max: lineCap}, committed: t.point()}
+	t.lines.reset(t.offset)
+}
+
+// cool drops the state of reading t once it holds nothing a position does
+// not: the file closed, no unfinished or skipped line, no checkpoint owed,
+// everything emitted stored (its batches up to acked) and committed. A
+// file with skipped lines keeps it for their log lines; snapshots,
+// databases and hosts keep it, their state being more than a position.
+func (t *tail) cool(acked uint64) {
+	r := t.reading
+	if r == nil || r.f != nil || t.snapshot || t.database || t.host || r.bad != nil || r.checkpoint || r.markStale ||
+		r.lines.skipping || r.lines.pos != r.lines.start || t.lastBatch > acked || r.committed != t.point() {
+		return
+	}
+	t.offset, t.reading = r.lines.start, nil
+}
+
+// commit records c as t's stored position.
+func (t *tail) commit(c commitPoint, lineCap int) {
+	if t.reading == nil && c == t.point() {
+		return
+	}
+	t.warm(lineCap)
+	t.committed = c
+}
+
 // resetTo moves t back to c; the next read checks c's identity again.
-func (t *tail) resetTo(c commitPoint) {
+func (t *tail) resetTo(c commitPoint, lineCap int) {
+	t.warm(lineCap)
 	t.lines.reset(c.offset)
 	t.mark, t.markStale = c.mark, false
 	t.dev, t.ino, t.fp, t.known, t.deferred = c.dev, c.ino, c.fp, c.known, c.deferred

@@ -114,6 +114,42 @@ func startRun(t *testing.T, opts Options, prepare ...func(*Watcher)) *run {
 	return r
 }
 
+// startStoring is startRun with a consumer that acknowledges each batch
+// as stored as soon as it is handed out.
+func startStoring(t *testing.T, opts Options) *run {
+	t.Helper()
+	r := newRun(t, opts)
+	go func() {
+		for b := range r.w.Batches() {
+			r.w.Ack(b.Seq)
+			r.batches <- b
+		}
+		close(r.batches)
+	}()
+	r.waitReady()
+	return r
+}
+
+// cold waits until no file is open, then reports whether the file at path
+// is followed with no state of reading it, only its position. Answers to
+// a Sync of a path no source names, before and after the look, hold the
+// watcher between two steps.
+func (r *run) cold(path string) bool {
+	r.t.Helper()
+	eventually(r.t, "every file closed", func() bool { return r.w.Stats().FilesOpen == 0 })
+	nowhere := filepath.Join(r.t.TempDir(), "nowhere.jsonl")
+	between := func() {
+		if recs := r.synced(nowhere); len(recs) > 0 {
+			r.t.Fatalf("records while waiting for idle files: %s", describe(recs))
+		}
+	}
+	between()
+	t := r.w.tails[path]
+	cold := t != nil && t.reading == nil
+	between()
+	return cold
+}
+
 // newRun starts a watcher without reading its batches.
 func newRun(t *testing.T, opts Options, prepare ...func(*Watcher)) *run {
 	t.Helper()

@@ -79,12 +79,15 @@ func (w *Watcher) settled(ctx context.Context, t *tail, fi os.FileInfo) bool {
 	switch {
 	case t.atEnd:
 		t.atEnd, t.known, t.deferred, t.dev, t.ino = false, true, true, dev, ino
-		t.lines.reset(size)
-		t.committed = t.point()
+		t.offset = size
+		if t.reading != nil {
+			t.lines.reset(size)
+			t.committed = t.point()
+		}
 		t.size, t.mtime = size, fi.ModTime().UnixNano()
 		w.checkpointOf(ctx, t)
 		return true
-	case t.known && t.f == nil && dev == t.dev && ino == t.ino && size == t.lines.start && t.lines.pos == t.lines.start &&
+	case t.known && (t.reading == nil || t.f == nil && t.lines.pos == t.lines.start) && dev == t.dev && ino == t.ino && size == t.at() &&
 		(!w.initial || fi.ModTime().Before(w.opts.Stored)):
 		t.size, t.mtime = size, fi.ModTime().UnixNano()
 		return true
@@ -120,16 +123,18 @@ func (w *Watcher) looked(ctx context.Context, p string, t *tail, st stat) (fi os
 // end (the old history a root's first look finds), or from its start
 // (docs/durability.md).
 func (w *Watcher) track(r *root, p string, set FileSet) *tail {
-	t := &tail{agent: r.Agent, path: p, snapshot: set.Snapshot, database: set.Database, host: set.Host != "", json: set.JSON, lines: lineSplitter{max: w.opts.LineCap}}
+	t := &tail{agent: r.Agent, path: p, snapshot: set.Snapshot, database: set.Database, host: set.Host != "", json: set.JSON}
 	if pos, ok := w.opts.Positions[p]; ok && !set.Snapshot {
 		t.known, t.dev, t.ino = true, pos.File.Dev, pos.File.Inode
 		t.fp, t.deferred = parseFingerprint(pos.File.Fingerprint), pos.File.Fingerprint == ""
-		t.lines.reset(max(pos.Offset, 0))
+		t.offset = max(pos.Offset, 0)
 		t.mark = parseMark(pos.Mark)
 	} else if w.initial && r.FirstLook && !set.Snapshot {
 		t.atEnd = true
 	}
-	t.committed = t.point()
+	if t.snapshot || t.database || t.host {
+		t.warm(w.opts.LineCap)
+	}
 	w.tails[p] = t
 	w.perDir[filepath.Dir(p)]++
 	w.nWatched.Store(int64(len(w.tails)))
@@ -150,7 +155,7 @@ func (w *Watcher) forget(ctx context.Context, t *tail) {
 	}
 	w.nWatched.Store(int64(len(w.tails)))
 	w.statsChanged()
-	if t.snapshot && t.emitted {
+	if t.snapshot && t.reading != nil && t.emitted {
 		w.emitGone(ctx, Record{Agent: t.agent, Path: t.path, File: t.id(), Gone: true})
 	}
 }
@@ -159,7 +164,7 @@ func (w *Watcher) forget(ctx context.Context, t *tail) {
 // the file held open is the one written (a file put in its place has an
 // event of its own), so its own stat does.
 func (w *Watcher) readWritten(ctx context.Context, t *tail) {
-	if t.f != nil {
+	if t.reading != nil && t.f != nil {
 		if open, err := t.f.Stat(); err == nil {
 			w.readOpen(ctx, t, open)
 			return
@@ -179,6 +184,7 @@ func (w *Watcher) read(ctx context.Context, t *tail) {
 // checks that the file is still the one its position belongs to, then
 // emits what was added.
 func (w *Watcher) readFile(ctx context.Context, t *tail, fi os.FileInfo) {
+	t.warm(w.opts.LineCap)
 	if t.database {
 		w.readDatabase(ctx, t, fi)
 		return
@@ -419,7 +425,7 @@ func (s *source) Read(p []byte) (int, error) {
 
 // checkpointOf emits t's position with no line.
 func (w *Watcher) checkpointOf(ctx context.Context, t *tail) {
-	if t.markStale {
+	if t.reading != nil && t.markStale {
 		m, err := readMark(t.f, t.lines.start)
 		if err != nil {
 			w.problem(t.path, "cannot read file", err)
@@ -427,7 +433,8 @@ func (w *Watcher) checkpointOf(ctx context.Context, t *tail) {
 		}
 		t.mark, t.markStale = m, false
 	}
-	w.emitFrom(ctx, t, Record{Agent: t.agent, Path: t.path, File: t.id(), Offset: t.lines.start, End: t.lines.start, Checkpoint: true, mark: t.mark})
+	at := t.at()
+	w.emitFrom(ctx, t, Record{Agent: t.agent, Path: t.path, File: t.id(), Offset: at, End: at, Checkpoint: true, mark: t.mark})
 }
 
 // readSnapshot emits the whole content of t's file when it differs from the
@@ -464,6 +471,7 @@ func (w *Watcher) hold(t *tail, f *os.File) {
 			}
 		}
 		w.close(oldest)
+		oldest.cool(w.acked.Load())
 	}
 	t.f, t.used = f, time.Now()
 	// Lines are read only from an open file: what tells of a skipped one
@@ -479,7 +487,7 @@ func (w *Watcher) hold(t *tail, f *os.File) {
 
 // close closes t's file; the next read opens it again.
 func (w *Watcher) close(t *tail) {
-	if t.f == nil {
+	if t.reading == nil || t.f == nil {
 		return
 	}
 	if err := t.f.Close(); err != nil {
@@ -492,11 +500,13 @@ func (w *Watcher) close(t *tail) {
 	w.statsChanged()
 }
 
-// closeIdle closes the files not read for IdleClose.
+// closeIdle closes the files not read for IdleClose, and drops the state
+// of reading those that hold nothing uncommitted.
 func (w *Watcher) closeIdle() {
 	for t := range w.open {
 		if time.Since(t.used) >= w.opts.IdleClose {
 			w.close(t)
+			t.cool(w.acked.Load())
 		}
 	}
 }
