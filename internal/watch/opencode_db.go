@@ -46,6 +46,10 @@ func databaseStamp(p string, main os.FileInfo) (size int64, mtime time.Time) {
 	return size, mtime
 }
 
+// databaseSettle is how long after a change of a database it is read once
+// more (readDatabase).
+const databaseSettle = 100 * time.Millisecond
+
 // readDatabase emits the event rows written since t's position; fi
 // describes the database file. One short read per call: the connection is
 // closed before it returns, so no read transaction pins OpenCode's WAL (§2.1).
@@ -53,6 +57,12 @@ func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
 	w.wakeLive() // an OpenCode process is at work: it may run a server
 	dev, ino := fileKey(fi)
 	size, mtime := databaseStamp(t.path, fi)
+	if size != t.size || mtime.UnixNano() != t.mtime {
+		// A commit is seen by readers a moment after its bytes land in the
+		// WAL (the WAL index is updated last): a read on the change's event
+		// can miss it, and no event follows. One more look settles it.
+		w.relook[t] = time.Now().Add(databaseSettle)
+	}
 	t.size, t.mtime = size, mtime.UnixNano()
 	if wal, err := opencode.InWAL(t.path); err != nil || !wal {
 		// Not readable yet without getting in OpenCode's way; its switch

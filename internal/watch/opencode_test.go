@@ -335,3 +335,29 @@ func TestOpenCodeLogWakesTheSearch(t *testing.T) {
 		t.Errorf("files watched: %d, want the database alone", st.FilesWatched)
 	}
 }
+
+// A commit is seen by readers a moment after its bytes land in OpenCode's
+// WAL, so a read on the change's event can miss it with no event to
+// follow: a database that changed is read once more shortly after. Here
+// no event comes at all (scans only, an hour apart): the database's stamp
+// changes, a read finds nothing new, then a row is committed unseen, and
+// the second look alone reads it.
+func TestOpenCodeDatabaseLookedAtOnceMoreAfterAChange(t *testing.T) {
+	root, db := openCodeRoot(t, "e429_free_tier")
+	opts := options(Sources(map[string]string{"opencode": root}))
+	opts.Events = EventsScan
+	r := startRun(t, opts)
+	r.records(9)
+	r.synced(db) // settled: the start's second look is done
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(db, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if recs := r.synced(db); len(recs) != 0 {
+		t.Fatalf("records with no new row: %s", describe(recs))
+	}
+	writeEvent(t, db, "evt_unseen", "ses_dd449a5a8ffeXcN89FUgIzu4Iy", "message.updated.1")
+	if got := r.records(1); !strings.Contains(string(got[0].Line), `"id":"evt_unseen"`) {
+		t.Fatalf("second look: %s", got[0].Line)
+	}
+}

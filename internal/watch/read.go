@@ -148,6 +148,7 @@ func (w *Watcher) forget(ctx context.Context, t *tail) {
 	delete(w.tails, t.path)
 	delete(w.problems, t.path)
 	delete(w.owed, t)
+	delete(w.relook, t)
 	if dir := filepath.Dir(t.path); w.perDir[dir] > 1 {
 		w.perDir[dir]--
 	} else {

@@ -170,6 +170,7 @@ type Watcher struct {
 	lastSent    time.Time           // when the last batch was handed out
 	lastRecords int                 // and how many records it held
 	owed        map[*tail]time.Time // files with skipped lines not logged yet, since when
+	relook      map[*tail]time.Time // databases to read once more, when (databaseSettle)
 	tails       map[string]*tail
 	open        map[*tail]struct{}
 	problems    map[string]bool // paths whose error was logged, until they recover
@@ -271,6 +272,7 @@ func New(opts Options) (*Watcher, error) {
 		unwatched: map[string]bool{},
 		perDir:    map[string]int{},
 		owed:      map[*tail]time.Time{},
+		relook:    map[*tail]time.Time{},
 		statsWake: make(chan struct{}, 1),
 		tails:     map[string]*tail{},
 		open:      map[*tail]struct{}{},
@@ -495,6 +497,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 			w.flush(ctx)
 		case <-chores.C:
 			w.doChores(ctx)
+			soon()
 		}
 	}
 }
@@ -529,7 +532,8 @@ func (w *Watcher) blind() bool {
 }
 
 // armChores sets t to the next chore due: closing a file idle for
-// IdleClose, a log line owed for skipped lines, a scan while blind. With
+// IdleClose, a log line owed for skipped lines, a database's second look
+// after a change, a scan while blind. With
 // none due it stays stopped: an idle watcher never wakes.
 func (w *Watcher) armChores(t *time.Timer) {
 	var next time.Duration = -1
@@ -545,6 +549,9 @@ func (w *Watcher) armChores(t *time.Timer) {
 	for _, since := range w.owed {
 		due(since.Add(badLogEvery).Sub(now))
 	}
+	for _, at := range w.relook {
+		due(at.Sub(now))
+	}
 	if w.blind() {
 		due(w.lastScan.Add(w.opts.Rescan).Sub(now))
 	}
@@ -559,6 +566,13 @@ func (w *Watcher) armChores(t *time.Timer) {
 func (w *Watcher) doChores(ctx context.Context) {
 	w.closeIdle()
 	w.logUnloggedBad()
+	now := time.Now()
+	for t, at := range w.relook {
+		if !now.Before(at) {
+			delete(w.relook, t)
+			w.read(ctx, t)
+		}
+	}
 	if w.blind() && time.Since(w.lastScan) >= w.opts.Rescan {
 		w.scanAll(ctx)
 	}
