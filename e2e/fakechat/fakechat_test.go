@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"nudge/e2e/fakeprovider"
 )
@@ -191,7 +192,15 @@ func TestDropClosesWithoutAnswer(t *testing.T) {
 	if !errors.Is(err, io.EOF) && !strings.Contains(err.Error(), "EOF") && !strings.Contains(err.Error(), "reset") {
 		t.Logf("dropped request error: %v", err)
 	}
-	if reqs := srv.Requests(); len(reqs) == 0 || reqs[0].Mode != ModeDrop || reqs[0].Status != 0 {
+	// The server records the request once it has closed the connection,
+	// which the client may see first.
+	var reqs []Request
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if reqs = srv.Requests(); len(reqs) > 0 {
+			break
+		}
+	}
+	if len(reqs) == 0 || reqs[0].Mode != ModeDrop || reqs[0].Status != 0 {
 		t.Fatalf("requests %+v", reqs)
 	}
 }
