@@ -9,7 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"nudge/internal/testenv"
 )
 
 // runNudge runs the CLI in-process with stdin and returns its stdout.
@@ -100,18 +101,11 @@ func TestHookGrokNeverWaitsOnAFIFO(t *testing.T) {
 	t.Setenv("NUDGE_CONFIG", cfg)
 	t.Setenv("NUDGE_DATA_DIR", filepath.Join(dir, "data"))
 	t.Setenv("GROK_HOOK_EVENT", "")
-	done := make(chan error, 1)
-	go func() {
+	if err := testenv.Returns(t, "the hook", func() error {
 		_, err := runNudge(t, `{"hook_event_name":"Stop","session_id":"6f1c","cwd":"/home/dev/project"}`, "hook", "grok")
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("hook: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the hook still waits after 10 s")
+		return err
+	}); err != nil {
+		t.Fatalf("hook: %v", err)
 	}
 	if data, err := os.ReadFile(filepath.Join(grokHome, "nudge", "hooks", "6f1c.jsonl")); err != nil || !strings.Contains(string(data), `"Stop"`) {
 		t.Errorf("hook file: %q, %v", data, err)

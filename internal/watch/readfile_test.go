@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"nudge/internal/classify"
+	"nudge/internal/testenv"
 	"nudge/internal/watch/opencode/opencodetest"
 )
 
@@ -114,19 +115,11 @@ func TestReadFileRefusesAFIFO(t *testing.T) {
 		t.Fatal(err)
 	}
 	agent, _ := classify.Lookup("claude")
-	done := make(chan error, 1)
-	go func() {
+	err := testenv.Returns(t, "ReadFile of a FIFO", func() error {
 		_, err := ReadFile(t.Context(), path, agent, testLog(t))
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
-			t.Errorf("ReadFile of a FIFO: %v, want a refusal", err)
-		}
-	case <-time.After(10 * time.Second):
-		f, _ := os.OpenFile(path, os.O_WRONLY, 0) // let the reader go
-		f.Close()
-		t.Fatal("ReadFile waits on a FIFO")
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("ReadFile of a FIFO: %v, want a refusal", err)
 	}
 }
