@@ -105,9 +105,9 @@ func Undelivered(agent string, w Why) string {
 		if w.Box != "" {
 			box = ", " + w.Box + ","
 		}
-		return fmt.Sprintf("nudge did not continue %s: a box%s stayed open for %s; answer it, then type continue in the session.", a.title, box, span(w.For))
+		return fmt.Sprintf("nudge did not continue %s: a box%s stayed open for %s; answer it, then type continue in the session.", a.title, box, Span(w.For))
 	case Busy:
-		return fmt.Sprintf("nudge did not continue %s: it was not idle for %s; type continue in the session once it is.", a.title, span(w.For))
+		return fmt.Sprintf("nudge did not continue %s: it was not idle for %s; type continue in the session once it is.", a.title, Span(w.For))
 	case Refused:
 		return fmt.Sprintf("nudge did not continue %s: the session id in its records is not one %s writes, so nudge does not use it; continue the session yourself.", a.title, a.title)
 	case Stopped:
@@ -202,6 +202,9 @@ func clockAfter(t, ref time.Time) string {
 // messages use them.
 type agentWords struct{ title, command, login string }
 
+// Title is the agent's name as people write it ("Claude Code").
+func Title(agent string) string { return named(agent).title }
+
 // named looks agent up in the registry; an unknown one is called by its key.
 func named(agent string) agentWords {
 	if agent == "" {
@@ -220,8 +223,8 @@ func named(agent string) agentWords {
 	return w
 }
 
-// span writes a duration without trailing zero units ("1h", "5m", "1m30s").
-func span(d time.Duration) string {
+// Span writes a duration without trailing zero units ("1h", "5m", "1m30s").
+func Span(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = strings.TrimSuffix(s, "0s")

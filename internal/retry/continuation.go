@@ -150,7 +150,7 @@ func (s *Session) tell(what string, p purpose, attempts int) {
 		f = s.limit.Failure
 	}
 	s.entry(what, f, last, attempts)
-	s.notify(s.agentTitle()+" needs attention", what, f)
+	s.notify(advice.Title(s.key.Agent)+" needs attention", what, f)
 	s.show(GaveUp, time.Time{}, what)
 }
 

@@ -41,7 +41,7 @@ func (s *Session) providerError(f classify.Failure, recorded, now time.Time, set
 	}
 	if s.backlog && s.pending == nil && (recorded.IsZero() || now.Sub(recorded) > BacklogRecent) {
 		s.overtake()
-		s.decide("provider error written while nudge was not running, more than %s ago: told, not retried", short(BacklogRecent))
+		s.decide("provider error written while nudge was not running, more than %s ago: told, not retried", advice.Span(BacklogRecent))
 		s.entry("the turn failed with a provider error while nudge was not running; too long ago to retry", f, nil, 0)
 		s.show(Failed, time.Time{}, "")
 		return
@@ -75,7 +75,7 @@ func (s *Session) providerError(f classify.Failure, recorded, now time.Time, set
 	}
 	delay := set.Delays[e.Attempts]
 	s.pending = &pending{For: forRetry, Attempt: e.Attempts + 1, At: now.Add(delay), Backlog: s.backlog}
-	s.step(StepScheduled, "provider error: attempt %d of %d in %s", e.Attempts+1, len(set.Delays), short(delay))
+	s.step(StepScheduled, "provider error: attempt %d of %d in %s", e.Attempts+1, len(set.Delays), advice.Span(delay))
 	s.showPending(set)
 	s.wake(s.pending.At)
 }

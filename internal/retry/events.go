@@ -129,7 +129,7 @@ func (s *Session) deadTurn(ev classify.Event, now time.Time, set Settings) {
 		s.endEpisode("sign-in failed")
 		what := advice.SignIn(s.key.Agent, f.Hint)
 		s.entry(what, f, nil, attempts)
-		s.notify(s.agentTitle()+" needs sign-in", what, f)
+		s.notify(advice.Title(s.key.Agent)+" needs sign-in", what, f)
 		s.show(NeedsSignIn, time.Time{}, what)
 	case classify.Rejected:
 		s.endEpisode("the provider refused the request")

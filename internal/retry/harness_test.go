@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"nudge/internal/advice"
 	"nudge/internal/classify"
 )
 
@@ -158,9 +159,9 @@ func gaveUp(what string, attempts int, latest string) []string {
 func offset(at time.Time) string {
 	d := at.Sub(t0)
 	if d < 0 {
-		return "-" + short(-d)
+		return "-" + advice.Span(-d)
 	}
-	return "+" + short(d)
+	return "+" + advice.Span(d)
 }
 
 // event builds an event of kind recorded one second before it is observed.

@@ -101,7 +101,7 @@ func (s *Session) planLimit(set Settings) {
 			return
 		}
 		s.pending = &pending{For: forUsageLimit, Attempt: 1, At: at}
-		s.step(StepScheduled, "usage limit: one continuation at %s (reset + %s%s)", stamp(at), short(margin), why)
+		s.step(StepScheduled, "usage limit: one continuation at %s (reset + %s%s)", stamp(at), advice.Span(margin), why)
 		s.wake(at)
 	}
 }

@@ -54,25 +54,5 @@ func (s *Session) flush() []Action {
 	return out
 }
 
-// agentTitle is the agent's name as people write it.
-func (s *Session) agentTitle() string {
-	if a, ok := classify.Lookup(s.key.Agent); ok && a.Title != "" {
-		return a.Title
-	}
-	return s.key.Agent
-}
-
 // stamp formats an instant for decisions and notes.
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-// short formats a duration without trailing zero units ("1h", "5m", "1m30s").
-func short(d time.Duration) string {
-	str := d.String()
-	if strings.HasSuffix(str, "m0s") {
-		str = strings.TrimSuffix(str, "0s")
-	}
-	if strings.HasSuffix(str, "h0m") {
-		str = strings.TrimSuffix(str, "0m")
-	}
-	return str
-}

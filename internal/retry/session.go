@@ -219,7 +219,7 @@ func (s *Session) Interrupted(attempt int, why advice.Why, now time.Time, set Se
 	s.decide("attempt %d was cut while typing, after the session moved on: telling the person", attempt)
 	var f classify.Failure
 	s.entry(what, f, nil, attempt)
-	s.notify(s.agentTitle()+" needs attention", what, f)
+	s.notify(advice.Title(s.key.Agent)+" needs attention", what, f)
 	return s.flush()
 }
 
