@@ -43,22 +43,22 @@ func (s *Session) usageLimit(f classify.Failure, auto, deadTurn bool, now time.T
 	standing := l != nil && !l.Fired && (!deadTurn || s.rateLimited(now))
 	told := !f.ResetAt.IsZero() && f.ResetAt.Equal(s.toldReset) && now.Before(f.ResetAt) && s.lastContinuedReset.Before(f.ResetAt)
 	if !standing {
-		l = &limit{}
+		l = &limit{Failure: f, AutoContinue: auto}
 		s.limit = l
 	}
 	before := *l
-	switch {
-	case !standing:
-		*l = limit{Failure: f, AutoContinue: auto}
-	case deadTurn:
-		l.Failure = f
-		if f.ResetAt.IsZero() {
-			l.Failure.ResetAt = before.Failure.ResetAt
+	if standing {
+		switch {
+		case deadTurn:
+			l.Failure = f
+			if f.ResetAt.IsZero() {
+				l.Failure.ResetAt = before.Failure.ResetAt
+			}
+		case !f.ResetAt.IsZero():
+			l.Failure.ResetAt = f.ResetAt
 		}
-	case !f.ResetAt.IsZero():
-		l.Failure.ResetAt = f.ResetAt
+		l.AutoContinue = l.AutoContinue || auto
 	}
-	l.AutoContinue = l.AutoContinue || auto
 	fresh := !standing && !told
 	switch {
 	case fresh:

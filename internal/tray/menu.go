@@ -61,8 +61,6 @@ type picture struct {
 	tooltip  string
 	lines    []line
 	ticking  bool // a countdown is shown: draw again in a second
-	// cannotSave: the daemon's store refuses writes.
-	cannotSave bool
 }
 
 // sameShape reports whether b has a's lines in the same places, so the
@@ -93,9 +91,10 @@ func draw(st status.Status, unread int, now time.Time) picture {
 		line{click: clickContinue, label: labelContinue, checkbox: true, checked: set.ContinueAfterUsageLimit, enabled: known},
 		line{separator: true},
 	)
-	if d := st.Daemon; d != nil && d.StoreFailing != nil {
+	cannotSave := st.Daemon != nil && st.Daemon.StoreFailing != nil
+	if cannotSave {
+		d := st.Daemon
 		p.look = needsAttention
-		p.cannotSave = true
 		p.lines = append(p.lines, line{label: "Cannot save (" + short(d.StoreFailing.Error, 48) + "); retrying, nothing is lost"})
 	}
 	if len(st.Sessions) == 0 {
@@ -141,7 +140,7 @@ func draw(st status.Status, unread int, now time.Time) picture {
 		p.look = retrying
 	}
 	p.settings = *set
-	p.tooltip = tooltip(p.look, busy, unread, set.Paused, p.cannotSave)
+	p.tooltip = tooltip(p.look, busy, unread, set.Paused, cannotSave)
 	return p
 }
 
