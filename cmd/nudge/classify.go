@@ -65,13 +65,7 @@ func newClassifyCmd() *cobra.Command {
 	return cmd
 }
 
-func agentNames() string {
-	var names []string
-	for _, a := range classify.Agents() {
-		names = append(names, a.Name)
-	}
-	return strings.Join(names, ", ")
-}
+func agentNames() string { return strings.Join(classify.Names(), ", ") }
 
 func agentFor(file string, forced *classify.Agent) (classify.Agent, error) {
 	if forced != nil {

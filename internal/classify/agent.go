@@ -182,6 +182,15 @@ func Agents() []Agent {
 	return out
 }
 
+// Names are the registered agents' names, sorted.
+func Names() []string {
+	var names []string
+	for _, a := range Agents() {
+		names = append(names, a.Name)
+	}
+	return names
+}
+
 // turnIDPrefix starts the ID of an event named by its turn (TurnScoped).
 const turnIDPrefix = "turn "
 

@@ -122,11 +122,7 @@ func (s *server) listSessions(ctx context.Context, _ *sdk.CallToolRequest, in Se
 	// A filter that names nothing is an error, not an empty list that
 	// reads as "no such session".
 	if _, ok := classify.Lookup(in.Agent); in.Agent != "" && !ok {
-		var names []string
-		for _, a := range classify.Agents() {
-			names = append(names, a.Name)
-		}
-		return nil, SessionsOutput{}, fmt.Errorf("no agent %q (known: %s)", in.Agent, strings.Join(names, ", "))
+		return nil, SessionsOutput{}, fmt.Errorf("no agent %q (known: %s)", in.Agent, strings.Join(classify.Names(), ", "))
 	}
 	if in.State != "" && !slices.Contains(retry.States, retry.State(in.State)) {
 		names := make([]string, len(retry.States))
