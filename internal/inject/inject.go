@@ -189,13 +189,9 @@ func checkScreen(ctx context.Context, b Backend, w Where, ready func(string) err
 	if ready == nil || w.PID == 0 {
 		return nil
 	}
-	sc, ok := b.(Screener)
-	if !ok {
-		return noScreen(b)
-	}
-	screen, err := sc.Screen(ctx, w)
+	screen, err := screenOf(ctx, b, w, noScreen(b))
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrNoScreen, err)
+		return err
 	}
 	if err := ready(screen); err != nil {
 		return fmt.Errorf("%w: %w", ErrNotIdle, err)
@@ -221,6 +217,20 @@ func checkSession(agent, session string) error {
 }
 
 // noScreen refuses b for an agent whose screen must be checked.
+// screenOf is what b shows at w now; a backend that shows no screen is
+// refused with none.
+func screenOf(ctx context.Context, b Backend, w Where, none error) (string, error) {
+	sc, ok := b.(Screener)
+	if !ok {
+		return "", none
+	}
+	screen, err := sc.Screen(ctx, w)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrNoScreen, err)
+	}
+	return screen, nil
+}
+
 func noScreen(b Backend) error {
 	return refuse(ErrNoScreen, "%s cannot show the screen, and this agent's screen must be checked before typing", b.Name())
 }

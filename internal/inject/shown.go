@@ -2,7 +2,6 @@ package inject
 
 import (
 	"context"
-	"fmt"
 )
 
 // Screen returns what the place w of the backend named backend shows now,
@@ -13,8 +12,7 @@ func (i *Injector) Screen(ctx context.Context, backend string, w Where) (string,
 		if b.Name() != backend {
 			continue
 		}
-		sc, ok := b.(Screener)
-		if !ok {
+		if _, ok := b.(Screener); !ok {
 			return "", refuse(ErrNoScreen, "%s cannot show the screen", backend)
 		}
 		if w.PID != 0 {
@@ -22,11 +20,7 @@ func (i *Injector) Screen(ctx context.Context, backend string, w Where) (string,
 				return "", err
 			}
 		}
-		screen, err := sc.Screen(ctx, w)
-		if err != nil {
-			return "", fmt.Errorf("%w: %w", ErrNoScreen, err)
-		}
-		return screen, nil
+		return screenOf(ctx, b, w, nil)
 	}
 	return "", refuse(ErrNoScreen, "backend %q is not in use", backend)
 }
