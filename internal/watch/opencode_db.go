@@ -47,8 +47,8 @@ func databaseStamp(p string, main os.FileInfo) (size int64, mtime time.Time) {
 }
 
 // databaseSettle is how long after a change of a database it is read once
-// more (readDatabase).
-const databaseSettle = 100 * time.Millisecond
+// more (readDatabase); a variable for tests.
+var databaseSettle = 100 * time.Millisecond
 
 // readDatabase emits the event rows written since t's position; fi
 // describes the database file. One short read per call: the connection is

@@ -341,8 +341,12 @@ func TestOpenCodeLogWakesTheSearch(t *testing.T) {
 // follow: a database that changed is read once more shortly after. Here
 // no event comes at all (scans only, an hour apart): the database's stamp
 // changes, a read finds nothing new, then a row is committed unseen, and
-// the second look alone reads it.
+// the second look alone reads it (a second later here, so that the commit
+// surely lands before it).
 func TestOpenCodeDatabaseLookedAtOnceMoreAfterAChange(t *testing.T) {
+	settle := databaseSettle
+	databaseSettle = time.Second
+	t.Cleanup(func() { databaseSettle = settle })
 	root, db := openCodeRoot(t, "e429_free_tier")
 	opts := options(Sources(map[string]string{"opencode": root}))
 	opts.Events = EventsScan
