@@ -35,17 +35,16 @@ type SkippedFile struct {
 }
 
 // badRecord says why line, a line of a file of JSON records, is not one; ""
-// when it is one or is blank.
+// when it is one or is blank. A record is read once; the rest only tells
+// why a line is none.
 func badRecord(line []byte) string {
 	switch {
-	case len(bytes.TrimSpace(line)) == 0:
+	case jsonscan.Valid(line), len(bytes.TrimSpace(line)) == 0:
 		return ""
 	case bytes.IndexByte(line, 0) >= 0:
 		return "binary data"
-	case !jsonscan.Valid(line):
-		return "not a JSON record (malformed or cut off)"
 	}
-	return ""
+	return "not a JSON record (malformed or cut off)"
 }
 
 // skipped counts a line of t skipped at offset, and logs it: at once when
