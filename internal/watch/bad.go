@@ -60,8 +60,8 @@ func (w *Watcher) skipped(t *tail, offset int64, reason string) {
 	b.offset, b.reason = offset, reason
 	if b.logged.IsZero() || now.Sub(b.logged) >= badLogEvery {
 		w.logBad(t, now)
-	} else if _, ok := w.owed[t]; !ok {
-		w.owed[t] = time.Now()
+	} else {
+		w.owed[t] = struct{}{}
 	}
 	w.statsChanged()
 	w.badMu.Lock()
@@ -93,8 +93,6 @@ func (w *Watcher) logUnloggedBad() {
 			delete(w.owed, t)
 		case now.Sub(t.bad.logged) >= badLogEvery:
 			w.logBad(t, now)
-		default:
-			w.owed[t] = time.Now() // not due by the watcher's clock: look again later
 		}
 	}
 }

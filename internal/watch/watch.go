@@ -169,7 +169,7 @@ type Watcher struct {
 	lastScan    time.Time           // the last full scan
 	lastSent    time.Time           // when the last batch was handed out
 	lastRecords int                 // and how many records it held
-	owed        map[*tail]time.Time // files with skipped lines not logged yet, since when
+	owed        map[*tail]struct{}  // files with skipped lines not logged yet
 	relook      map[*tail]time.Time // databases to read once more, when (databaseSettle)
 	tails       map[string]*tail
 	open        map[*tail]struct{}
@@ -271,7 +271,7 @@ func New(opts Options) (*Watcher, error) {
 		dirs:      map[string]bool{},
 		unwatched: map[string]bool{},
 		perDir:    map[string]int{},
-		owed:      map[*tail]time.Time{},
+		owed:      map[*tail]struct{}{},
 		relook:    map[*tail]time.Time{},
 		statsWake: make(chan struct{}, 1),
 		tails:     map[string]*tail{},
@@ -546,8 +546,9 @@ func (w *Watcher) armChores(t *time.Timer) {
 	for o := range w.open {
 		due(o.used.Add(w.opts.IdleClose).Sub(now))
 	}
-	for _, since := range w.owed {
-		due(since.Add(badLogEvery).Sub(now))
+	clock := w.now()
+	for t := range w.owed {
+		due(t.bad.logged.Add(badLogEvery).Sub(clock))
 	}
 	for _, at := range w.relook {
 		due(at.Sub(now))
