@@ -149,9 +149,15 @@ func (s *Session) tell(what string, p purpose, attempts int) {
 		s.limit.Fired = true
 		f = s.limit.Failure
 	}
+	s.needsAttention(what, f, last, attempts)
+	s.show(GaveUp, time.Time{}, what)
+}
+
+// needsAttention tells the person what happened: an Inbox entry with the
+// failure f (and the last one, when later) and a notification.
+func (s *Session) needsAttention(what string, f classify.Failure, last *classify.Failure, attempts int) {
 	s.entry(what, f, last, attempts)
 	s.notify(advice.Title(s.key.Agent)+" needs attention", what, f)
-	s.show(GaveUp, time.Time{}, what)
 }
 
 // current tells whether the continuation c still belongs to the session's

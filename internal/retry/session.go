@@ -159,9 +159,7 @@ func (s *Session) Tick(now time.Time, set Settings) []Action {
 		s.wake(p.At)
 	case set.Paused:
 		if !p.Paused {
-			p.Paused = true
-			s.decide("paused: attempt %d waits until nudge is unpaused", p.Attempt)
-			s.showPending(set)
+			s.pause(p, set)
 		}
 	case p.For == forRetry && !set.Enabled:
 		s.retryOff()
@@ -217,10 +215,15 @@ func (s *Session) Interrupted(attempt int, why advice.Why, now time.Time, set Se
 		c.Reported = true
 	}
 	s.decide("attempt %d was cut while typing, after the session moved on: telling the person", attempt)
-	var f classify.Failure
-	s.entry(what, f, nil, attempt)
-	s.notify(advice.Title(s.key.Agent)+" needs attention", what, f)
+	s.needsAttention(what, classify.Failure{}, nil, attempt)
 	return s.flush()
+}
+
+// pause holds the pending continuation p while nudge is paused.
+func (s *Session) pause(p *pending, set Settings) {
+	p.Paused = true
+	s.decide("paused: attempt %d waits until nudge is unpaused", p.Attempt)
+	s.showPending(set)
 }
 
 // Reconfigure applies changed settings at once: switching retry off cancels
@@ -235,9 +238,7 @@ func (s *Session) Reconfigure(now time.Time, set Settings) []Action {
 		case p.For == forUsageLimit && !set.ContinueAfterUsageLimit:
 			s.limitOff()
 		case set.Paused && !p.Paused:
-			p.Paused = true
-			s.decide("paused: attempt %d waits until nudge is unpaused", p.Attempt)
-			s.showPending(set)
+			s.pause(p, set)
 		case !set.Paused && p.Paused:
 			p.Paused, p.At = false, maxTime(now, p.At)
 			s.decide("unpaused: attempt %d is re-checked at %s", p.Attempt, stamp(p.At))
