@@ -18,6 +18,22 @@ import (
 // timeout bounds one question.
 const timeout = 2 * time.Second
 
+// Open opens an agent's SQLite database at path read-only (it is never
+// written to), waiting up to busy for the agent's own writes.
+func Open(path string, busy time.Duration) (*sql.DB, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs),
+		RawQuery: fmt.Sprintf("mode=ro&_pragma=busy_timeout(%d)&_pragma=query_only(1)", busy.Milliseconds())}
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", abs, err)
+	}
+	return db, nil
+}
+
 // Count runs query, which selects one number, with args on the database at
 // path. A missing database is an error wrapping os.ErrNotExist; anything
 // but a regular file (a FIFO, whose opening would wait for a writer) is
@@ -30,21 +46,16 @@ func Count(ctx context.Context, path, query string, args ...any) (int, error) {
 	if !fi.Mode().IsRegular() {
 		return 0, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
 	}
-	abs, err := filepath.Abs(path)
+	db, err := Open(path, time.Second)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", filepath.Base(path), err)
-	}
-	name := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
-	db, err := sql.Open("sqlite", name+"?mode=ro&_pragma=busy_timeout(1000)&_pragma=query_only(1)")
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", abs, err)
+		return 0, err
 	}
 	defer db.Close()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var n int
 	if err := db.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("%s: %w", abs, err)
+		return 0, fmt.Errorf("%s: %w", path, err)
 	}
 	return n, nil
 }

@@ -10,11 +10,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
-	"path/filepath"
+	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" driver
-
+	"nudge/internal/watch/agentdb"
 	"nudge/internal/watch/disk"
 )
 
@@ -22,14 +20,9 @@ import (
 // WAL and shows stale rows; the busy timeout rides out OpenCode's commits
 // (docs/agents/opencode.md §2.1).
 func Open(path string) (*sql.DB, error) {
-	abs, err := filepath.Abs(path)
+	db, err := agentdb.Open(path, 2*time.Second)
 	if err != nil {
-		return nil, fmt.Errorf("opencode database %s: %w", path, err)
-	}
-	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro&_pragma=busy_timeout(2000)"}
-	db, err := sql.Open("sqlite", u.String())
-	if err != nil {
-		return nil, fmt.Errorf("open opencode database %s: %w", path, err)
+		return nil, fmt.Errorf("opencode database: %w", err)
 	}
 	db.SetMaxOpenConns(1)
 	return db, nil
