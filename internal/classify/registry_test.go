@@ -12,7 +12,7 @@ import (
 // The README's agent table has one row per agent of the registry, named by
 // its title, naming its default folder and the variable that moves it.
 func TestReadmeNamesEveryAgent(t *testing.T) {
-	rows := testenv.ReadmeTable(t, "## Agents")
+	rows := testenv.DocTable(t, "README.md", "## Agents")
 	var titles, want []string
 	for _, r := range rows {
 		titles = append(titles, r[0])

@@ -67,7 +67,7 @@ func TestReadmeListsTheBackendsInTheirOrder(t *testing.T) {
 		"OpenCode": {"opencode"}, "headless resume": {"resume"},
 	}
 	var listed []string
-	for _, cells := range testenv.ReadmeTable(t, "## Terminals") {
+	for _, cells := range testenv.DocTable(t, "README.md", "## Terminals") {
 		backends, ok := names[cells[0]]
 		if !ok {
 			t.Fatalf("README row %q names no backend this test knows", cells[0])

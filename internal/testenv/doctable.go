@@ -8,19 +8,25 @@ import (
 	"testing"
 )
 
-// ReadmeTable returns the body rows of the first table under the README's
-// heading (as "## Agents"), each row as its trimmed cells, for tests that
-// check the README against the code it describes.
-func ReadmeTable(t *testing.T, heading string) [][]string {
-	t.Helper()
+// root returns the folder of the repository.
+func root() string {
 	_, file, _, _ := runtime.Caller(0)
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "README.md"))
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// DocTable returns the body rows of the first table under the heading (as
+// "## Agents") of the repository's page (as "README.md" or
+// "docs/design.md"), each row as its trimmed cells, for tests that check a
+// page against the code it describes.
+func DocTable(t *testing.T, page, heading string) [][]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root(), filepath.FromSlash(page)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, section, ok := strings.Cut(string(data), "\n"+heading+"\n")
 	if !ok {
-		t.Fatalf("README.md has no %q section", heading)
+		t.Fatalf("%s has no %q section", page, heading)
 	}
 	var rows [][]string
 	for line := range strings.Lines(section) {
@@ -38,7 +44,7 @@ func ReadmeTable(t *testing.T, heading string) [][]string {
 		rows = append(rows, cells)
 	}
 	if len(rows) < 3 {
-		t.Fatalf("README.md's table under %q has %d rows", heading, len(rows))
+		t.Fatalf("%s's table under %q has %d rows", page, heading, len(rows))
 	}
 	return rows[2:] // the header and its rule
 }
