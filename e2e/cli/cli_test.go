@@ -139,13 +139,11 @@ func TestVersionFromTheBuild(t *testing.T) {
 // A daemon that cannot start says why once, on stderr, and exits 1.
 func TestStartupErrorIsSaidOnce(t *testing.T) {
 	m := newMachine(t)
-	cmd := exec.Command(daemontest.Bin(daemontest.Nudge), "run", "--headless")
-	cmd.Env = append(m.env, "NUDGE_WEB_ADDR=192.0.2.1:0")
-	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
-		t.Fatalf("run with a web.addr that is not loopback: %v, want exit status 1\n%s", err, out)
+	code, out := exitCode(t, append(m.env, "NUDGE_WEB_ADDR=192.0.2.1:0"), "run", "--headless")
+	if code != 1 {
+		t.Fatalf("run with a web.addr that is not loopback: exit status %d, want 1\n%s", code, out)
 	}
-	if n := strings.Count(string(out), "is not a loopback address"); n != 1 {
+	if n := strings.Count(out, "is not a loopback address"); n != 1 {
 		t.Errorf("the reason said %d times, want once:\n%s", n, out)
 	}
 }
@@ -159,13 +157,11 @@ func TestSecondDaemonLeavesTheFirstAlone(t *testing.T) {
 	first.WaitReady(t)
 	before := read(t, m.log)
 
-	cmd := exec.Command(daemontest.Bin(daemontest.Nudge), "run", "--headless")
-	cmd.Env = m.env
-	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
-		t.Fatalf("second daemon: %v, want exit status 1\n%s", err, out)
+	code, out := exitCode(t, m.env, "run", "--headless")
+	if code != 1 {
+		t.Fatalf("second daemon: exit status %d, want 1\n%s", code, out)
 	}
-	if n := strings.Count(string(out), "already running"); n != 1 {
+	if n := strings.Count(out, "already running"); n != 1 {
 		t.Errorf("second daemon said %q: want the reason exactly once", out)
 	}
 	if after := read(t, m.log); after != before {
@@ -180,10 +176,8 @@ func TestSecondDaemonLeavesTheFirstAlone(t *testing.T) {
 		}
 	}
 
-	cmd = exec.Command(daemontest.Bin(daemontest.Nudge), "run", "--headless", "--service")
-	cmd.Env = m.env
-	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "already running") {
-		t.Errorf("second daemon started by the service: %v, want exit 0 saying why\n%s", err, out)
+	if code, out := exitCode(t, m.env, "run", "--headless", "--service"); code != 0 || !strings.Contains(out, "already running") {
+		t.Errorf("second daemon started by the service: exit status %d, want 0 saying why\n%s", code, out)
 	}
 	if _, err := m.nudge("status", "--json"); err != nil {
 		t.Errorf("the first daemon must keep running: %v", err)
@@ -328,21 +322,17 @@ func TestConfigTyposAndOrigins(t *testing.T) {
 		t.Errorf("config check: %v; want exit 1 naming the typo and the setting meant", err)
 	}
 	// Several problems: one line each.
-	check := exec.Command(daemontest.Bin(daemontest.Nudge), "config", "check")
-	check.Env = append(m.env, "NUDGE_RETRY_DELAYZ=1s")
-	var stderr strings.Builder
-	check.Stderr = &stderr
-	err = check.Run()
+	code, said := exitCode(t, append(m.env, "NUDGE_RETRY_DELAYZ=1s"), "config", "check")
 	lines := map[string]bool{}
-	for l := range strings.Lines(stderr.String()) {
+	for l := range strings.Lines(said) {
 		lines[strings.TrimSpace(l)] = true
 	}
 	for _, want := range []string{
 		file + `: "retry.dealys" is not a setting (did you mean retry.delays?)`,
 		"environment: NUDGE_RETRY_DELAYZ is not a setting (did you mean NUDGE_RETRY_DELAYS?)",
 	} {
-		if check.ProcessState.ExitCode() != 1 || !lines[want] {
-			t.Errorf("config check with two problems: %v\n%s\nwant exit 1 and a line %q", err, stderr.String(), want)
+		if code != 1 || !lines[want] {
+			t.Errorf("config check with two problems: exit status %d\n%s\nwant exit 1 and a line %q", code, said, want)
 		}
 	}
 	out, err := m.nudge("config", "--json")

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -409,22 +408,16 @@ func TestJSONOutputsAreSnakeCaseAndListsNeverNull(t *testing.T) {
 	cli("config", "--json")
 }
 
-// exitCode runs nudge with env and args and returns its exit status and
-// what it printed.
+// exitCode runs nudge (daemontest.Run) with env and args and returns its
+// exit status and what it printed: its standard output, then its standard
+// error.
 func exitCode(t *testing.T, env []string, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(daemontest.Bin(daemontest.Nudge), args...)
-	cmd.Env = env
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, string(out)
-	case errors.As(err, &ee):
-		return ee.ExitCode(), string(out)
+	code, stdout, stderr, err := daemontest.Run(env, args...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal(err)
-	return -1, ""
+	return code, string(stdout) + string(stderr)
 }
 
 // Bad usage is exit status 2 and names what was meant; a window that cannot

@@ -77,20 +77,38 @@ func Bin(pkg string) string {
 	return bin
 }
 
-// CLI runs the built nudge with args and env (for at most 20 s) and
-// returns its standard output; an error carries its standard error.
+// CLI runs the built nudge with args and env (Run) and returns its
+// standard output; an exit status other than 0 is an error, which carries
+// the status and the standard error.
 func CLI(env []string, args ...string) ([]byte, error) {
+	code, out, stderr, err := Run(env, args...)
+	if err == nil && code != 0 {
+		err = fmt.Errorf("nudge %v: exit status %d: %s", args, code, stderr)
+	}
+	return out, err
+}
+
+// Run runs the built nudge with args and env, for at most 20 s, and returns
+// its exit status, standard output and standard error; err is for a nudge
+// that did not run or did not exit by itself.
+func Run(env []string, args ...string) (code int, stdout, stderr []byte, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, Bin(Nudge), args...)
 	cmd.Env = env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return out, fmt.Errorf("nudge %v: %w: %s", args, err, stderr.String())
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	if ee, ok := errors.AsType[*exec.ExitError](err); ok && ee.Exited() {
+		err = nil
 	}
-	return out, nil
+	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("not done in 20 s: %w", err)
+		}
+		return -1, out.Bytes(), errOut.Bytes(), fmt.Errorf("nudge %v: %w: %s", args, err, errOut.Bytes())
+	}
+	return cmd.ProcessState.ExitCode(), out.Bytes(), errOut.Bytes(), nil
 }
 
 // Daemon is one running `nudge run`.

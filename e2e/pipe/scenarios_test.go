@@ -245,14 +245,12 @@ func TestUsageLimitIsNotRetried(t *testing.T) {
 func TestSecondDaemonRefuses(t *testing.T) {
 	w := newWorld(t, "1s,1s,1s")
 	w.startDaemon()
-	cmd := exec.Command(daemontest.Bin(daemontest.Nudge), "run", "--headless")
-	cmd.Env = w.env
-	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
-		t.Fatalf("second daemon: err %v, want exit status 1\n%s", err, out)
+	code, _, stderr, err := daemontest.Run(w.env, "run", "--headless")
+	if err != nil || code != 1 {
+		t.Fatalf("second daemon: exit status %d, %v; want exit status 1\n%s", code, err, stderr)
 	}
-	if !strings.Contains(string(out), "already running") {
-		t.Errorf("second daemon output %q does not say why", out)
+	if !strings.Contains(string(stderr), "already running") {
+		t.Errorf("second daemon said %q: not why", stderr)
 	}
 	if _, err := w.nudge("status", "--json"); err != nil {
 		t.Errorf("the first daemon must keep running: %v", err)
