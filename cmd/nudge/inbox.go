@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -146,21 +147,33 @@ func listEntries(cmd *cobra.Command, cfg config.Config, unread, asJSON bool) err
 		return nil
 	}
 	for _, e := range entries {
-		mark := " "
-		if !e.Read {
-			mark = "●"
-		}
-		safetext.Fprintf(cmd.OutOrStdout(), "%s %s  #%d  %s  %s  %s\n  %s\n", mark, e.Time.Local().Format(time.DateTime), e.ID, e.Agent, e.Project, e.Session, e.What)
-		if e.ErrorText != "" {
-			// Line by line, each one plain.
-			label := "  error: "
-			for _, line := range strings.Split(strings.TrimRight(e.ErrorText, "\n"), "\n") {
-				safetext.Fprintf(cmd.OutOrStdout(), "%s%s\n", label, line)
-				label = "         "
-			}
-		}
+		printEntry(cmd.OutOrStdout(), e)
 	}
 	return nil
+}
+
+// continued begins every line of an entry's error text after its first,
+// so that a text of many lines, which is the agent's, cannot pass a line
+// of its own for another entry.
+const continued = "  │ "
+
+// printEntry prints one Inbox entry for a person's terminal: a line of
+// when, which session and whether read; what happened; the error text line
+// by line, each one plain.
+func printEntry(w io.Writer, e inbox.EntryRow) {
+	mark := " "
+	if !e.Read {
+		mark = "●"
+	}
+	safetext.Fprintf(w, "%s %s  #%d  %s  %s  %s\n  %s\n", mark, e.Time.Local().Format(time.DateTime), e.ID, e.Agent, e.Project, e.Session, e.What)
+	if e.ErrorText == "" {
+		return
+	}
+	label := "  error: "
+	for _, line := range strings.Split(strings.TrimRight(e.ErrorText, "\n"), "\n") {
+		safetext.Fprintf(w, "%s%s\n", label, line)
+		label = continued
+	}
 }
 
 // inboxChanger is what the change subcommands need: the running daemon

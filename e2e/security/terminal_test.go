@@ -58,8 +58,8 @@ func TestTerminalEscapesNeverReachTheTerminal(t *testing.T) {
 		}
 	}
 	check("with the daemon running")
-	if out, _ := w.nudge("inbox"); !strings.Contains(string(out), "]52;c;ZWNobyBvd25lZA==") || !strings.Contains(string(out), "second line") {
-		t.Errorf("nudge inbox hides the text instead of showing it inert:\n%s", out)
+	if out, _ := w.nudge("inbox"); !strings.Contains(string(out), "]52;c;ZWNobyBvd25lZA==") || !strings.Contains(string(out), "\n  │ second line") {
+		t.Errorf("nudge inbox hides the text instead of showing it inert, its second line marked as the entry's:\n%s", out)
 	}
 	_, err = w.nudge("quit")
 	must(t, err)
