@@ -120,11 +120,12 @@ func TestTimelineInTheInboxWindow(t *testing.T) {
 		t.Fatalf("the error text ran script: alert %q", text)
 	}
 
-	// The person answers in the session; the open timeline follows.
+	// The person answers in the session; the open timeline follows, and
+	// there is nothing left to do.
 	daemontest.Claude(t, w.home, "/work/shop", dead, append([]map[string]any{daemontest.ClaudePrompt("carry on")}, daemontest.ClaudeTurnDone()...)...)
-	daemontest.Eventually(t, "the finished turn in the open timeline", 15*time.Second, func() bool {
+	daemontest.Eventually(t, "the finished turn in the open timeline, with nothing to do", 15*time.Second, func() bool {
 		v = b.timeline()
-		return v.has("event", "ok", "turn finished") && strings.Contains(v.Who, "now finished")
+		return v.has("event", "ok", "turn finished") && strings.Contains(v.Who, "now finished") && v.Todo == ""
 	})
 	shots := screenshotDir(t)
 	b.screenshot(filepath.Join(shots, "timeline-dead-turn.png"))

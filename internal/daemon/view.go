@@ -65,6 +65,9 @@ func sessionView(key retry.Key, project string, state retry.State, note string, 
 		Agent: key.Agent, Session: key.Session, Project: project,
 		State: string(state), Note: note, UpdatedAt: updated,
 	}
+	if state.Told() {
+		s.Told = note
+	}
 	if !until.IsZero() {
 		u := until.UTC()
 		switch state {

@@ -50,3 +50,23 @@ func TestSessionViewTimes(t *testing.T) {
 		}
 	}
 }
+
+// The note of a session that gave up, needs sign-in or waits for a usage
+// limit is what the person was told, which the menu and the Inbox window
+// show under it, whether the session comes from the running machine or from
+// the database; other sessions have told nothing.
+func TestSessionViewTold(t *testing.T) {
+	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
+	told := map[retry.State]bool{retry.GaveUp: true, retry.NeedsSignIn: true, retry.UsageLimit: true}
+	for _, state := range retry.States {
+		want := ""
+		if told[state] {
+			want = "the note"
+		}
+		live := sessionView(retry.Key{Agent: "claude", Session: "s"}, "/p", state, "the note", time.Time{}, now)
+		stored := StoredSessions([]inbox.SessionRow{{Agent: "claude", Session: "s", Project: "/p", State: string(state), Note: "the note", UpdatedAt: now}}, now)
+		if live.Told != want || len(stored) != 1 || stored[0].Told != want {
+			t.Errorf("%s: told %q live, %+v stored; want %q", state, live.Told, stored, want)
+		}
+	}
+}

@@ -32,6 +32,11 @@ const (
 // States are the session states, in the order of docs/behaviour.md §6.
 var States = []State{Working, Finished, Failed, Retrying, WaitingBox, UsageLimit, NeedsSignIn, Cancelled, GaveUp}
 
+// Told tells whether the person was told about a session in state st,
+// in the words of its note (the Inbox entry's and the notification's): it
+// gave up, needs sign-in or waits for a usage limit (docs/behaviour.md §6).
+func (st State) Told() bool { return st == GaveUp || st == NeedsSignIn || st == UsageLimit }
+
 // known tells whether st is one of the states, or the empty state of a
 // session before its first event.
 func (st State) known() bool { return st == "" || slices.Contains(States, st) }

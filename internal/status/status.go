@@ -72,6 +72,7 @@ type Session struct {
 	Project   string     `json:"project"`
 	State     string     `json:"state"`
 	Note      string     `json:"note,omitempty"`
+	Told      string     `json:"told,omitempty"`     // the note when it is what the person was told (gave up, needs sign-in, usage limit), shown under the session
 	RetryAt   *time.Time `json:"retry_at,omitempty"` // the pending continuation, if any
 	ResetAt   *time.Time `json:"reset_at,omitempty"` // usage limit: when it resets, if the agent said
 	UpdatedAt time.Time  `json:"updated_at"`

@@ -212,13 +212,10 @@ func stateWords(s status.Session, now time.Time) (string, bool) {
 // toldLine is the line under a session that waits for the person: what
 // they were told, in the words of the Inbox entry and the notification.
 func toldLine(s status.Session) (line, bool) {
-	switch s.State {
-	case "gave_up", "needs_signin", "usage_limit":
-		if s.Note != "" {
-			return line{label: "    " + safetext.Line(s.Note)}, true
-		}
+	if s.Told == "" {
+		return line{}, false
 	}
-	return line{}, false
+	return line{label: "    " + safetext.Line(s.Told)}, true
 }
 
 // clock is t in local time: the hour today, with the day otherwise.

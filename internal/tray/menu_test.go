@@ -99,9 +99,9 @@ func TestDraw(t *testing.T) {
 func TestDrawShowsWhatThePersonWasTold(t *testing.T) {
 	const told = "Claude Code needs you to sign in again: run `claude /login` (or fix ANTHROPIC_API_KEY), then type continue in the session."
 	st := status.Status{Settings: &status.Settings{}, Sessions: []status.Session{
-		{Agent: "claude", Project: "/p/shop", State: "needs_signin", Note: told},
+		{Agent: "claude", Project: "/p/shop", State: "needs_signin", Note: told, Told: told},
 		{Agent: "codex", Project: "/p/api", State: "retrying", Note: "attempt 1 of 3"},
-		{Agent: "kimi", Project: "/p/web", State: "gave_up", Note: "nudge could not continue Kimi Code: its process has exited or its terminal now runs something else; resume the session and type continue."},
+		{Agent: "kimi", Project: "/p/web", State: "gave_up", Told: "nudge could not continue Kimi Code: its process has exited or its terminal now runs something else; resume the session and type continue."},
 	}}
 	got := labels(draw(st, 0, time.Now()))
 	if !strings.Contains(got, "|shop (claude): needs sign-in|    "+told+"|api (codex): retrying|web (kimi): gave up|    nudge could not continue Kimi Code") {

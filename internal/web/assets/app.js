@@ -241,7 +241,7 @@
     who.append(sid, el('span', 'state ' + tl.state, 'now ' + tl.state_words));
     const live = ((status && status.sessions) || []).find((s) => s.session === tl.session);
     const todo = $('timeline-todo');
-    const told = live && ['gave_up', 'needs_signin', 'usage_limit'].includes(live.state) ? live.note : '';
+    const told = live ? live.told : '';
     todo.textContent = told || '';
     todo.hidden = !told;
     const story = tl.story || [];
