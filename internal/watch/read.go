@@ -203,7 +203,7 @@ func (w *Watcher) readFile(ctx context.Context, t *tail, fi os.FileInfo) {
 		}
 	}
 	if t.f == nil {
-		f, err := disk.Open(t.path)
+		f, info, err := disk.Open(t.path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			w.forget(ctx, t)
@@ -214,11 +214,7 @@ func (w *Watcher) readFile(ctx context.Context, t *tail, fi os.FileInfo) {
 		}
 		delete(w.problems, t.path)
 		w.hold(t, f)
-		if open, err = t.f.Stat(); err != nil {
-			w.problem(t.path, "cannot look at open file", err)
-			w.close(t)
-			return
-		}
+		open = info
 	}
 	w.readOpen(ctx, t, open)
 }

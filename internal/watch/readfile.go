@@ -36,7 +36,7 @@ func ReadFile(ctx context.Context, path string, agent classify.Agent, log *slog.
 		}
 	} else {
 		var f *os.File
-		if f, err = disk.Open(path); err != nil {
+		if f, _, err = disk.Open(path); err != nil {
 			return nil, fmt.Errorf("classify %s: %w", path, err)
 		}
 		defer f.Close()

@@ -3,6 +3,7 @@
 package disk
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,14 +14,20 @@ import (
 // Files is the real file system.
 type Files struct{}
 
-// Open opens the regular file at path for reading. Anything else that an
-// agent's folder may hold under the name — a FIFO, whose open would wait
-// for a writer forever, or a link to a device that never ends — is
-// refused without waiting.
-func Open(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+// Open opens the regular file at path for reading, and returns its stat.
+// Anything else that an agent's folder may hold under the name — a FIFO,
+// whose open would wait for a writer forever, or a link to a device that
+// never ends — is refused without waiting. Reading leaves the file's
+// access time alone where the system allows it (noAtime): a file read just
+// after the agent wrote it would otherwise have its inode written again
+// for every line (docs/performance.md §3).
+func Open(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|noAtime, 0)
+	if errors.Is(err, syscall.EPERM) && noAtime != 0 {
+		f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // not the owner's
+	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	info, err := f.Stat()
 	if err == nil && !info.Mode().IsRegular() {
@@ -28,15 +35,15 @@ func Open(path string) (*os.File, error) {
 	}
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return f, nil
+	return f, info, nil
 }
 
 // ReadFile returns the content of the file at path, or an error when it is
 // longer than max bytes.
 func (Files) ReadFile(path string, max int64) ([]byte, error) {
-	f, err := Open(path)
+	f, _, err := Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +73,7 @@ func (Files) Size(path string) (int64, error) {
 // ReadTail returns the bytes of the file at path from max bytes before its
 // end on (all of it when shorter).
 func (Files) ReadTail(path string, max int64) ([]byte, error) {
-	f, err := Open(path)
+	f, _, err := Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -35,7 +35,7 @@ func Open(path string) (*sql.DB, error) {
 // moment makes OpenCode fail with "database is locked". So nothing reads a
 // database until it is in WAL mode, where readers never block OpenCode.
 func InWAL(path string) (bool, error) {
-	f, err := disk.Open(path)
+	f, _, err := disk.Open(path)
 	if err != nil {
 		return false, fmt.Errorf("opencode database %s: %w", path, err)
 	}

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package disk
+
+// noAtime: no such flag here.
+const noAtime = 0
