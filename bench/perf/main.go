@@ -38,6 +38,7 @@ func main() {
 	idle := flag.Duration("idle", 60*time.Second, "how long idle CPU is measured")
 	busy := flag.Duration("busy", 20*time.Second, "how long each busy-agents row runs")
 	long := flag.Bool("long", false, "add the long rows: 500 sessions × 20 lines/s")
+	only := flag.String("rows", "", "busy rows to run instead of the usual ones, as sessions×lines/s: 200x20,1x2000 (none: no busy row)")
 	nudge := flag.String("nudge", "", "nudge binary (default: build ./cmd/nudge)")
 	cache := flag.String("cache", "", "where histories are kept (default: $XDG_CACHE_HOME/nudge-bench)")
 	flag.Parse()
@@ -57,6 +58,9 @@ func main() {
 	rows := []busyRow{{1, 2000}, {50, 20}, {200, 20}}
 	if *long {
 		rows = append(rows, busyRow{500, 20})
+	}
+	if isSet("rows") {
+		rows = parseRows(*only)
 	}
 	b := &bench{nudge: *nudge, work: work, idle: *idle, busy: *busy}
 	empty := b.emptyStart()
@@ -539,6 +543,29 @@ func ints(s string) []int {
 		out = append(out, n)
 	}
 	return out
+}
+
+// parseRows reads busy rows written as sessions×lines/s: "200x20,1x2000".
+func parseRows(s string) []busyRow {
+	var rows []busyRow
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, r, ok := strings.Cut(f, "x")
+		if !ok {
+			log.Fatalf("-rows: %q is not sessions×lines/s, such as 200x20", f)
+		}
+		rows = append(rows, busyRow{ints(n)[0], ints(r)[0]})
+	}
+	return rows
+}
+
+// isSet reports whether the named flag was given.
+func isSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // cacheDir is where generated histories are kept between runs.
