@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -39,6 +40,15 @@ func newRunCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			d, err := daemon.New(cfg, logs.log)
+			if err == nil {
+				go func() {
+					select {
+					case <-d.Settled():
+						oneCore(logs.log)
+					case <-ctx.Done():
+					}
+				}()
+			}
 			switch headless, _ := cmd.Flags().GetBool("headless"); {
 			case err != nil:
 			case headless:
@@ -122,4 +132,17 @@ func openLog(cfg config.Config) (daemonLogs, error) {
 		file:  slog.New(file),
 		close: func() { f.Close() },
 	}, nil
+}
+
+// oneCore runs the daemon on one core once its first scan is done, unless
+// GOMAXPROCS says otherwise. What is left is following agents' files, a
+// few records at a time: with more than one core for Go code, each record
+// read wakes a second thread to share work there is too little of, which
+// cost a busy daemon about a seventh of its CPU (docs/performance.md §3).
+func oneCore(log *slog.Logger) {
+	if os.Getenv("GOMAXPROCS") != "" {
+		return
+	}
+	was := runtime.GOMAXPROCS(1)
+	log.Debug("first scan done; Go code now runs on one core", "before", was)
 }

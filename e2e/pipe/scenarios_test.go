@@ -299,16 +299,21 @@ func TestLogFollowsTheSessionsCourse(t *testing.T) {
 			t.Errorf("sending: %+v, want tmux and the pane of %s", found[0], w.sock)
 		}
 	}
-	var classified, decisions int
+	var classified, decisions, oneCore int
 	for _, l := range lines {
 		switch {
 		case l.Level == "DEBUG" && l.Msg == "record classified" && strings.Contains(l.Events, "turn_failed/provider_error"):
 			classified++
 		case l.Level == "DEBUG" && l.Msg == "decision" && l.Session == session:
 			decisions++
+		case l.Level == "DEBUG" && strings.HasPrefix(l.Msg, "first scan done; Go code now runs on one core"):
+			oneCore++
 		}
 	}
 	if classified != 1 || decisions == 0 {
 		t.Errorf("debug lines: %d dead turns classified, %d decisions:\n%s", classified, decisions, b)
+	}
+	if want := 1; os.Getenv("GOMAXPROCS") == "" && oneCore != want {
+		t.Errorf("%d lines saying the daemon went on one core once settled, want %d", oneCore, want)
 	}
 }

@@ -88,6 +88,8 @@ type Daemon struct {
 	viewBuilt, viewDue time.Time
 	// freeMemory: the first scan is stored; what it built is garbage.
 	freeMemory bool
+	// settled is closed once that garbage is given back (Settled).
+	settled chan struct{}
 	// viewExpires: when a session shown for being recent leaves the views.
 	viewExpires time.Time
 	// ready: the first scan is done and stored; until then, what is read
@@ -159,6 +161,7 @@ func New(cfg config.Config, log *slog.Logger) (*Daemon, error) {
 		positioned: map[string]time.Time{},
 		calls:      make(chan func(), 64),
 		quit:       make(chan struct{}),
+		settled:    make(chan struct{}),
 	}
 	return d, nil
 }
@@ -367,9 +370,14 @@ func (d *Daemon) loop(ctx context.Context) error {
 				d.log.Debug("cannot shrink the database's cache", "err", err)
 			}
 			debug.FreeOSMemory()
+			close(d.settled)
 		}
 	}
 }
+
+// Settled is closed once the first scan is stored and what it built given
+// back: from then on the daemon only follows changes.
+func (d *Daemon) Settled() <-chan struct{} { return d.settled }
 
 // armTimer sets the loop's one timer: the next try of a failing store while
 // it holds; else, once the first scan is stored, the next wake, liveness

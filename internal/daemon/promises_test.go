@@ -208,9 +208,19 @@ func TestFirstLookStoredTogether(t *testing.T) {
 	if c.status().Daemon.Ready {
 		t.Fatal("ready before the first scan is stored")
 	}
+	select {
+	case <-c.daemon.Settled():
+		t.Fatal("settled before the first scan is stored")
+	default:
+	}
 	c.store.refusing(false)
 	c.advance(2 * time.Second)
 	c.eventually("the first scan stored", func() bool { return c.status().Daemon.Ready })
+	select {
+	case <-c.daemon.Settled():
+	case <-time.After(10 * time.Second):
+		t.Fatal("not settled once the first scan is stored")
+	}
 	if pos, _ := c.store.Positions(context.Background()); len(pos) != 5 || !looked() {
 		t.Fatalf("positions %d, mark %v: want all 5 with the mark", len(pos), looked())
 	}

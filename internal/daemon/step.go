@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"nudge/internal/advice"
@@ -238,11 +239,16 @@ func (d *Daemon) classifyRecord(rec watch.Record, now time.Time) []found {
 		delete(d.midway, rec.Path)
 	}
 	out := make([]found, len(events))
-	ordinal := map[classify.Kind]int{}
 	var recordSum []byte
+	var counts [16]kindCount // the few kinds one record holds, without a map per record
+	seen := counts[:0]
 	for i, ev := range events {
-		n := ordinal[ev.Kind]
-		ordinal[ev.Kind]++
+		j := slices.IndexFunc(seen, func(c kindCount) bool { return c.kind == ev.Kind })
+		if j < 0 {
+			j, seen = len(seen), append(seen, kindCount{kind: ev.Kind})
+		}
+		n := seen[j].n // its place among the record's events of its kind
+		seen[j].n++
 		if ev.ID == "" && recordSum == nil {
 			recordSum = recordIdentity(rec)
 		}
@@ -253,6 +259,12 @@ func (d *Daemon) classifyRecord(rec watch.Record, now time.Time) []found {
 		}
 	}
 	return out
+}
+
+// kindCount is how many events of a kind a record has given so far.
+type kindCount struct {
+	kind classify.Kind
+	n    int
 }
 
 // recordIdentity names a record by its bytes; a snapshot's removal by its

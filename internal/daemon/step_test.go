@@ -1,0 +1,44 @@
+package daemon
+
+import (
+	"bytes"
+	"log/slog"
+	"testing"
+	"time"
+
+	"nudge/internal/classify"
+	"nudge/internal/watch"
+)
+
+// records is a reader that gives the same events for every record.
+type records []classify.Event
+
+func (r records) Read([]byte) []classify.Event { return r }
+
+// Events of one kind from one record are told apart by their place among
+// that kind; the same record read again gives the same identities
+// (docs/durability.md).
+func TestEventIdentityByPlaceInItsRecord(t *testing.T) {
+	const path = "/s.jsonl"
+	ev := func(k classify.Kind) classify.Event {
+		return classify.Event{Agent: "claude", Session: "s", Kind: k}
+	}
+	d := &Daemon{log: slog.New(slog.DiscardHandler), lastRead: map[string]time.Time{}, midway: map[string]bool{},
+		readers: map[string]classify.Reader{path: records{ev(classify.AgentActivity), ev(classify.UserMessage), ev(classify.AgentActivity), ev(classify.AgentActivity)}}}
+	rec := watch.Record{Agent: "claude", Path: path, Line: []byte(`{"type":"assistant"}`)}
+	first := d.classifyRecord(rec, time.Now())
+	again := d.classifyRecord(rec, time.Now())
+	if len(first) != 4 || len(again) != 4 {
+		t.Fatalf("got %d and %d events, want 4", len(first), len(again))
+	}
+	for i := range first {
+		if !bytes.Equal(first[i].ident, again[i].ident) {
+			t.Errorf("event %d: identity %x, then %x for the same record", i, first[i].ident, again[i].ident)
+		}
+		for j := range i {
+			if bytes.Equal(first[i].ident, first[j].ident) {
+				t.Errorf("events %d and %d of one record share the identity %x", j, i, first[i].ident)
+			}
+		}
+	}
+}
