@@ -97,6 +97,11 @@ type bench struct {
 	idle, busy time.Duration
 }
 
+// loneGap parts the records of the lone-record detection: longer than the
+// folder-level design's latency, so each comes after a quiet moment, as a
+// dead turn does.
+const loneGap = 400 * time.Millisecond
+
 // busyRow is sessions × lines per second each.
 type busyRow struct{ sessions, rate int }
 
@@ -112,7 +117,8 @@ type column struct {
 	rss, rssAfter        int     // KB, after the first scan and after a restart
 	anon, anonAfter      int     // their anonymous part
 	fds, fdsAfter        int
-	detectP50, detectP99 time.Duration
+	detectP50, detectP99 time.Duration // records 20 ms apart
+	loneP50, loneP99     time.Duration // records loneGap apart: each after a quiet moment
 	busy                 []busyFigure
 }
 
@@ -154,6 +160,10 @@ func (b *bench) measure(home string, files int, mode string, rows []busyRow) col
 	lat := w.detect(d, 300, 20*time.Millisecond)
 	w.remove()
 	c.detectP50, c.detectP99 = quantile(lat, 0.5), quantile(lat, 0.99)
+	w = newWriter(home, fmt.Sprintf("lone-%d-%s", files, mode))
+	lat = w.detect(d, 20, loneGap)
+	w.remove()
+	c.loneP50, c.loneP99 = quantile(lat, 0.5), quantile(lat, 0.99)
 	for _, r := range rows {
 		c.busy = append(c.busy, b.busyRun(d, home, fmt.Sprintf("busy-%d-%s-%d", files, mode, r.sessions), r))
 	}
@@ -511,6 +521,7 @@ func report(out *os.File, cols []column, rows []busyRow, empty time.Duration) {
 	})
 	line("open fds (first scan / restart)", func(c column) string { return fmt.Sprintf("%d / %d", c.fds, c.fdsAfter) })
 	line("detection p50 / p99 (1 session)", func(c column) string { return ms(c.detectP50) + " / " + ms(c.detectP99) })
+	line(fmt.Sprintf("  of a lone record (%s apart)", loneGap), func(c column) string { return ms(c.loneP50) + " / " + ms(c.loneP99) })
 	for i, r := range rows {
 		line("busy "+r.String()+": core", func(c column) string {
 			f := c.busy[i]

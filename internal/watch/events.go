@@ -128,9 +128,11 @@ func (w *Watcher) hot() []string {
 	return out
 }
 
-// coalescer gathers changed folders over a latency, as FSEvents does: the
-// first change starts the wait, and the folders named meanwhile go out
-// together, each once.
+// coalescer gathers changed folders over a latency, as FSEvents does with
+// kFSEventStreamCreateFlagNoDefer: a change after a quiet latency goes out
+// at once; the folders named within a latency of the last hand-out go out
+// together latency after it, each once. A lone change is seen at once,
+// and a busy tree costs one look per latency.
 type coalescer struct {
 	latency time.Duration
 	out     chan []folderChange
@@ -138,6 +140,7 @@ type coalescer struct {
 	pending []folderChange
 	seen    map[folderChange]bool
 	timer   *time.Timer
+	last    time.Time // the last hand-out
 	closed  bool
 }
 
@@ -145,7 +148,7 @@ func newCoalescer(latency time.Duration) *coalescer {
 	return &coalescer{latency: latency, out: make(chan []folderChange, 1), seen: map[folderChange]bool{}}
 }
 
-// note adds a change; the wait starts with the first one.
+// note adds a change.
 func (c *coalescer) note(ch folderChange) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -154,23 +157,32 @@ func (c *coalescer) note(ch folderChange) {
 	}
 	c.seen[ch] = true
 	c.pending = append(c.pending, ch)
-	if c.timer == nil {
-		c.timer = time.AfterFunc(c.latency, c.send)
+	if c.timer != nil {
+		return
 	}
+	if wait := c.latency - time.Since(c.last); wait > 0 {
+		c.timer = time.AfterFunc(wait, c.send)
+		return
+	}
+	c.sendLocked()
 }
 
-// send hands out what was gathered; when the reader is still busy with the
-// last batch, what was gathered waits with the next.
 func (c *coalescer) send() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.timer = nil
+	c.sendLocked()
+}
+
+// sendLocked hands out what was gathered; when the reader is still busy
+// with the last batch, what was gathered waits with the next.
+func (c *coalescer) sendLocked() {
 	if c.closed || len(c.pending) == 0 {
 		return
 	}
 	select {
 	case c.out <- c.pending:
-		c.pending, c.seen = nil, map[folderChange]bool{}
+		c.pending, c.seen, c.last = nil, map[folderChange]bool{}, time.Now()
 	default:
 		c.timer = time.AfterFunc(c.latency, c.send)
 	}

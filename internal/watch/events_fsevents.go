@@ -15,8 +15,9 @@ import (
 const fileEvents = false
 
 // newFolderSource watches the roots' trees with one FSEvents stream: no
-// descriptor per folder or file, changes named by folder after latency
-// (docs/mac.md). This file is the only one that needs macOS to build.
+// descriptor per folder or file, changes named by folder, at once after a
+// quiet latency and at most once per latency otherwise (NoDefer;
+// docs/mac.md). This file is the only one that needs macOS to build.
 func newFolderSource(roots []string, latency time.Duration, log *slog.Logger) (folderSource, error) {
 	s := &fseventsSource{c: newCoalescer(10 * time.Millisecond), canon: map[string]string{}, done: make(chan struct{})}
 	for _, r := range roots {
@@ -24,7 +25,7 @@ func newFolderSource(roots []string, latency time.Duration, log *slog.Logger) (f
 			s.canon[c] = r // FSEvents names real paths
 		}
 	}
-	s.es = &fsevents.EventStream{Paths: roots, Latency: latency, Flags: fsevents.WatchRoot, Events: make(chan []fsevents.Event)}
+	s.es = &fsevents.EventStream{Paths: roots, Latency: latency, Flags: fsevents.WatchRoot | fsevents.NoDefer, Events: make(chan []fsevents.Event)}
 	if err := s.es.Start(); err != nil {
 		return nil, err
 	}
