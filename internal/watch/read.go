@@ -500,6 +500,7 @@ func (w *Watcher) close(t *tail) {
 // closeIdle closes the files not read for IdleClose, and drops the state
 // of reading those that hold nothing uncommitted.
 func (w *Watcher) closeIdle() {
+	w.closeDue = time.Time{}
 	for t := range w.open {
 		if time.Since(t.used) >= w.opts.IdleClose {
 			w.close(t)

@@ -173,21 +173,25 @@ type Watcher struct {
 	relook      map[*tail]time.Time // databases to read once more, when (databaseSettle)
 	tails       map[string]*tail
 	open        map[*tail]struct{}
-	problems    map[string]bool // paths whose error was logged, until they recover
-	initial     bool            // the first scan is running
-	gen         uint64          // the current scan
-	batch       Batch
-	batchSize   int
-	batchCount  int                   // records in batch that fill it (not checkpoints)
-	batchEnds   map[*tail]commitPoint // where each tail stands after batch
-	batchGone   []Record              // the snapshot removals batch reports
-	lostGone    []Record              // those of batches dropped before a Rewind
-	br          *bufio.Reader
-	src         source // what br reads
-	head        [fingerprintLen]byte
-	aheadBuf    [readBuffer]byte
-	ahead       readAhead // of aheadBuf, read with a mark
-	now         func() time.Time
+	// closeDue: the first open file due to be closed idle, or earlier (a
+	// file read since only goes later; one opened since is due after
+	// it); zero: to be found again, as once closeIdle has run.
+	closeDue   time.Time
+	problems   map[string]bool // paths whose error was logged, until they recover
+	initial    bool            // the first scan is running
+	gen        uint64          // the current scan
+	batch      Batch
+	batchSize  int
+	batchCount int                   // records in batch that fill it (not checkpoints)
+	batchEnds  map[*tail]commitPoint // where each tail stands after batch
+	batchGone  []Record              // the snapshot removals batch reports
+	lostGone   []Record              // those of batches dropped before a Rewind
+	br         *bufio.Reader
+	src        source // what br reads
+	head       [fingerprintLen]byte
+	aheadBuf   [readBuffer]byte
+	ahead      readAhead // of aheadBuf, read with a mark
+	now        func() time.Time
 
 	// Acknowledgement (docs/durability.md): seq numbers the batches sent,
 	// inflight are those not acknowledged yet, epoch counts the Rewinds
@@ -543,8 +547,15 @@ func (w *Watcher) armChores(t *time.Timer) {
 		}
 	}
 	now := time.Now()
-	for o := range w.open {
-		due(o.used.Add(w.opts.IdleClose).Sub(now))
+	if len(w.open) > 0 {
+		if w.closeDue.IsZero() {
+			for o := range w.open {
+				if at := o.used.Add(w.opts.IdleClose); w.closeDue.IsZero() || at.Before(w.closeDue) {
+					w.closeDue = at
+				}
+			}
+		}
+		due(w.closeDue.Sub(now))
 	}
 	clock := w.now()
 	for t := range w.owed {
