@@ -460,3 +460,16 @@ func TestIdleFilesKeepOnlyTheirPosition(t *testing.T) {
 	at(recs, 10)
 	idle("append after the restart")
 }
+
+// A file the first look only stat-ed keeps only its position once that is
+// stored: 20,000 files of history cost a cold record each
+// (docs/performance.md §3).
+func TestFirstLookFilesStayCold(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "projects", "p", "s.jsonl")
+	appendTo(t, file, "{\"a\":1}\n{\"b\":2}\n")
+	r := startStoring(t, options(firstLook(claudeSources(root))))
+	if !r.cold(file) {
+		t.Fatal("a file seen by the first look keeps the state of reading it")
+	}
+}
