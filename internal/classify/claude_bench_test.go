@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+
+	"nudge/internal/samples"
 )
 
 // claudeBenchLines is a few MB of real-shape transcript: every top-level
@@ -40,6 +43,45 @@ func BenchmarkClaudeTranscript(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r := newClaudeReader("projects/-p/s.jsonl", nil)
+		for _, l := range lines {
+			r.Read(l)
+		}
+	}
+}
+
+// claudeBusyLines are the records of a Claude Code session at work, as a
+// busy daemon reads them (docs/performance.md §3): the lines of
+// interactive-main.jsonl that give agent_activity and nothing else
+// (answers, tool calls, tool results, API requests), neither a person's
+// prompt nor a turn's end.
+func claudeBusyLines(b *testing.B) (lines [][]byte, size int64) {
+	b.Helper()
+	data, err := os.ReadFile(samples.Dir("claude", "interactive-main.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := newClaudeReader("projects/-p/s.jsonl", nil)
+	for l := range bytes.Lines(data) {
+		l = bytes.TrimSuffix(l, []byte("\n"))
+		events := r.Read(l)
+		if len(events) > 0 && !slices.ContainsFunc(events, func(e Event) bool { return e.Kind != AgentActivity }) {
+			lines = append(lines, l)
+			size += int64(len(l) + 1)
+		}
+	}
+	if len(lines) == 0 {
+		b.Fatal("no records of work in interactive-main.jsonl")
+	}
+	return lines, size
+}
+
+// BenchmarkClaudeBusy reads the records of a session at work.
+func BenchmarkClaudeBusy(b *testing.B) {
+	lines, size := claudeBusyLines(b)
+	b.SetBytes(size)
+	b.ReportAllocs()
+	r := newClaudeReader("projects/-p/s.jsonl", nil)
+	for b.Loop() {
 		for _, l := range lines {
 			r.Read(l)
 		}
