@@ -31,6 +31,28 @@ func Members(obj []byte) iter.Seq2[[]byte, []byte] {
 	}
 }
 
+// Elements yields the elements of the array arr, in order: the bytes of
+// each. arr must be Valid; anything but an array yields nothing.
+func Elements(arr []byte) iter.Seq[[]byte] {
+	return func(yield func(value []byte) bool) {
+		i := skipSpace(arr, 0)
+		if i >= len(arr) || arr[i] != '[' {
+			return
+		}
+		for i = skipSpace(arr, i+1); i < len(arr) && arr[i] != ']'; {
+			to := skipValue(arr, i)
+			if !yield(trimSpace(arr[i:to])) {
+				return
+			}
+			i = skipSpace(arr, to)
+			if i >= len(arr) || arr[i] != ',' {
+				return
+			}
+			i = skipSpace(arr, i+1)
+		}
+	}
+}
+
 // skipValue returns where the valid value that starts at b[i] ends, or,
 // for a number or literal, the comma or bracket after it.
 func skipValue(b []byte, i int) int {

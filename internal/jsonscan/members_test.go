@@ -78,3 +78,56 @@ func FuzzMembers(f *testing.F) {
 		}
 	})
 }
+
+// elementsAgree checks Elements of a valid arr against encoding/json's
+// reading of the same array: the same elements, each the same JSON.
+func elementsAgree(t *testing.T, arr []byte) {
+	t.Helper()
+	var got [][]byte
+	for v := range Elements(arr) {
+		got = append(got, v)
+	}
+	var want []json.RawMessage
+	if json.Unmarshal(arr, &want) != nil || want == nil {
+		if len(got) != 0 {
+			t.Fatalf("%q is no array, yet has elements %q", arr, got)
+		}
+		return
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%q: elements %q, want %q", arr, got, want)
+	}
+	for i := range want {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("%q: element %d is %q, want %q", arr, i, got[i], want[i])
+		}
+	}
+}
+
+func TestElements(t *testing.T) {
+	for _, c := range []string{
+		`[]`, ` [ ] `, `{}`, `"x"`, `null`, `[1]`, `[ 1 , "]" , [2, [3]] , {"a":"]"} , null , -1.5e3 , "x\"y" ]`,
+		`[[],{},"\u00e9\\",true,false]`,
+	} {
+		elementsAgree(t, []byte(c))
+	}
+	for _, l := range sampleLines(t) {
+		if Valid(l) {
+			elementsAgree(t, l)
+			for _, v := range Members(l) {
+				elementsAgree(t, v)
+			}
+		}
+	}
+}
+
+func FuzzElements(f *testing.F) {
+	for _, c := range []string{`[1,{"b":null},"c"]`, `[ -1.5e3 , "]" ]`, `{"a":[1]}`, `[]`} {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if Valid(b) {
+			elementsAgree(t, b)
+		}
+	})
+}

@@ -1,5 +1,5 @@
 // Package jsonscan reads JSON without decoding it: whether bytes are one
-// JSON value, and the members of an object. Every line of every session
+// JSON value, the members of an object and the elements of an array. Every line of every session
 // file goes through it, so its cost is what a busy agent costs per byte
 // (docs/performance.md).
 package jsonscan
