@@ -250,9 +250,17 @@ func (t *claudeTranscript) Read(line []byte) []Event {
 		r.RequestDigest = string(claudeTopLevelString(line, "requestDigest"))
 	case string(typ) == "assistant" && claudeWork(line, &r):
 		// An answer or a tool call, read without decoding it.
+	case string(typ) == "user" && len(t.questions) == 0 && claudeToolResults(line, &r):
+		// Results of tool calls, none a question's answer, read without
+		// decoding them.
 	case !decodeRecord(line, &r):
 		return nil
 	}
+	return t.apply(&r)
+}
+
+// apply classifies a record read from a line.
+func (t *claudeTranscript) apply(r *claudeRecord) []Event {
 	if r.SessionID != "" {
 		t.session = r.SessionID
 	}
@@ -263,11 +271,11 @@ func (t *claudeTranscript) Read(line []byte) []Event {
 	ts, _ := time.Parse(time.RFC3339Nano, r.Timestamp)
 
 	if r.Type == "queue-operation" {
-		t.queue(&r, ts)
+		t.queue(r, ts)
 		return nil
 	}
 	var out []Event
-	if t.queued != nil && !t.queued.announced && !t.isPrompt(&r) {
+	if t.queued != nil && !t.queued.announced && !t.isPrompt(r) {
 		// The message is still queued after the next record: the person
 		// stepped in while the agent was busy (§4.1 row 16).
 		t.queued.announced = true
@@ -279,13 +287,13 @@ func (t *claudeTranscript) Read(line []byte) []Event {
 	}
 	switch r.Type {
 	case "user":
-		return append(out, t.user(&r, ts)...)
+		return append(out, t.user(r, ts)...)
 	case "assistant":
-		return append(out, t.assistant(&r, ts)...)
+		return append(out, t.assistant(r, ts)...)
 	case "system":
-		return append(out, t.system(&r, ts)...)
+		return append(out, t.system(r, ts)...)
 	case "api-request":
-		return append(out, t.apiRequest(&r, ts))
+		return append(out, t.apiRequest(r, ts))
 	}
 	return out
 }
