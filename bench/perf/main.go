@@ -401,13 +401,13 @@ func (w *writer) detect(d *daemon, n int, gap time.Duration) []time.Duration {
 	s := w.session(0)
 	defer s.f.Close()
 	for i := range n {
+		time.Sleep(gap) // the first too: after the new file, as between records
 		rec := map[string]any{"type": "user", "sessionId": s.id, "cwd": "/bench", "isSidechain": false, "uuid": fmt.Sprintf("00000000-0000-4000-8000-%012d", i),
 			"timestamp": time.Now().UTC().Format(time.RFC3339Nano), "promptSource": "typed", "origin": map[string]string{"kind": "human"},
 			"message": map[string]any{"role": "user", "content": fmt.Sprintf("message %d", i)}}
 		b, _ := json.Marshal(rec)
 		_, err := s.f.Write(append(b, '\n'))
 		check(err)
-		time.Sleep(gap)
 	}
 	return d.latencies([]string{s.id}, n)
 }

@@ -137,8 +137,8 @@ func openLog(cfg config.Config) (daemonLogs, error) {
 // oneCore runs the daemon on one core once its first scan is done, unless
 // GOMAXPROCS says otherwise. What is left is following agents' files, a
 // few records at a time: with more than one core for Go code, each record
-// read wakes a second thread to share work there is too little of, which
-// cost a busy daemon about a seventh of its CPU (docs/performance.md §3).
+// read wakes a second thread to share work there is too little of: a
+// tenth of a busy daemon's CPU, side by side (docs/performance.md §2).
 func oneCore(log *slog.Logger) {
 	if os.Getenv("GOMAXPROCS") != "" {
 		return

@@ -96,6 +96,7 @@ func Run(env []string, args ...string) (code int, stdout, stderr []byte, err err
 	defer cancel()
 	cmd := exec.CommandContext(ctx, Bin(Nudge), args...)
 	cmd.Env = env
+	cmd.WaitDelay = 5 * time.Second // a child left holding the output does not hold the test
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()

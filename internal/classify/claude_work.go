@@ -12,7 +12,7 @@ import (
 // Most records of a busy session are the assistant's answers and tool
 // calls, each agent_activity and nothing else (docs/agents/claude.md §4.1
 // row 10), and the user records carrying the results of those calls,
-// agent_activity too unless one answers a question (rows 5, 10).
+// agent_activity too unless one answers a question (row 3).
 // claudeWork and claudeToolResults tell such records without decoding
 // them, which is most of what reading a transcript costs
 // (docs/performance.md).

@@ -31,6 +31,14 @@ func TestEventIdentityByPlaceInItsRecord(t *testing.T) {
 	if len(first) != 4 || len(again) != 4 {
 		t.Fatalf("got %d and %d events, want 4", len(first), len(again))
 	}
+	// The place is among events of the same kind: without the user
+	// message in between, the activities keep their identities.
+	d.readers[path] = records{ev(classify.AgentActivity), ev(classify.AgentActivity), ev(classify.AgentActivity)}
+	for i, f := range d.classifyRecord(rec, time.Now()) {
+		if was := first[[]int{0, 2, 3}[i]]; !bytes.Equal(f.ident, was.ident) {
+			t.Errorf("activity %d: identity %x without the user message, %x with it", i, f.ident, was.ident)
+		}
+	}
 	for i := range first {
 		if !bytes.Equal(first[i].ident, again[i].ident) {
 			t.Errorf("event %d: identity %x, then %x for the same record", i, first[i].ident, again[i].ident)

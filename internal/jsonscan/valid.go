@@ -1,7 +1,7 @@
 // Package jsonscan reads JSON without decoding it: whether bytes are one
-// JSON value, the members of an object and the elements of an array. Every line of every session
-// file goes through it, so its cost is what a busy agent costs per byte
-// (docs/performance.md).
+// JSON value, the members of an object and the elements of an array.
+// Every line of every session file goes through it, so its cost is what a
+// busy agent costs per byte (docs/performance.md).
 package jsonscan
 
 // Valid reports whether b is one JSON value, exactly as json.Valid does

@@ -835,8 +835,10 @@ func (w *Watcher) scanDir(ctx context.Context, r *root, dir string, rel []string
 	}
 }
 
-// statAll stats paths, on as many threads as there are cores (up to four)
-// when there are many: a start stats every file of the history.
+// statAll stats paths, on as many threads as Go code may run on (up to
+// four) when there are many: a start stats every file of the history on
+// every core; once the daemon has settled on one core (cmd/nudge), a
+// later rescan stats on one.
 func statAll(paths []string) []stat {
 	out := make([]stat, len(paths))
 	const chunk = 64
