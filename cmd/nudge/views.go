@@ -111,7 +111,7 @@ func printStatus(w io.Writer, st status.Status, cfg config.Config) {
 }
 
 func describeState(s status.Session) string {
-	out := status.StateWords(s.State)
+	out := s.StateWords
 	switch {
 	case s.RetryAt != nil && s.State == "retrying":
 		out = fmt.Sprintf("retrying in %s", max(time.Until(*s.RetryAt), 0).Round(time.Second))

@@ -119,6 +119,9 @@ func TestInboxWindow(t *testing.T) {
 	}
 	b.waitLive()
 
+	// The unread entry calls for attention, as on the menu-bar icon.
+	daemontest.Eventually(t, "the overall look to need attention", 10*time.Second, func() bool { return b.overall() == "needs_attention: needs attention" })
+
 	// The seeded entry, with its error text shown as text and inert.
 	es := b.entries()
 	if len(es) != 1 || es[0].Error != xss || !es[0].Unread || !strings.Contains(es[0].What, "gave up") {
@@ -153,6 +156,7 @@ func TestInboxWindow(t *testing.T) {
 	b.click(fmt.Sprintf(`#entries li.entry[data-id="%d"] button.mark-read`, seeded))
 	daemontest.Eventually(t, "the CLI to show the entry read", 10*time.Second, func() bool { return w.entries()[0].Read })
 	daemontest.Eventually(t, "the page to show the entry read", 10*time.Second, func() bool { return !b.entries()[0].Unread })
+	daemontest.Eventually(t, "the overall look to be fine once read", 10*time.Second, func() bool { return b.overall() == "all_fine: all fine" })
 
 	// The toggle turns retry off in the daemon.
 	b.click("#toggle-retry")
@@ -258,6 +262,13 @@ func (w *world) fakeOpener() string {
 }
 
 // waitLive waits until the page is signed in and shows the daemon's data.
+// overall is the overall look the page shows, as "class: words".
+func (b *browser) overall() string {
+	var s string
+	b.run(`const p = document.getElementById('overall'); return p.className.replace('pill ', '') + ': ' + p.textContent`, &s)
+	return s
+}
+
 func (b *browser) waitLive() {
 	b.t.Helper()
 	daemontest.Eventually(b.t, "the page signed in and live", 15*time.Second, func() bool {

@@ -63,7 +63,7 @@ func (d *Daemon) refreshView() {
 func sessionView(key retry.Key, project string, state retry.State, note string, until, updated time.Time) status.Session {
 	s := status.Session{
 		Agent: key.Agent, Session: key.Session, Project: project,
-		State: string(state), Note: note, UpdatedAt: updated,
+		State: string(state), StateWords: status.StateWords(string(state)), Note: note, UpdatedAt: updated,
 	}
 	if state.Told() {
 		s.Told = note

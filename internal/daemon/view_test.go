@@ -6,6 +6,7 @@ import (
 
 	"nudge/internal/inbox"
 	"nudge/internal/retry"
+	"nudge/internal/status"
 )
 
 // The views show a pending continuation's time as retry_at and a usage
@@ -68,5 +69,23 @@ func TestSessionViewTold(t *testing.T) {
 		if live.Told != want || len(stored) != 1 || stored[0].Told != want {
 			t.Errorf("%s: told %q live, %+v stored; want %q", state, live.Told, stored, want)
 		}
+	}
+}
+
+// Every session carries its state in the words the menu and the Inbox
+// window show, whether it comes from the running machine or from the
+// database.
+func TestSessionViewStateWords(t *testing.T) {
+	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
+	for _, state := range retry.States {
+		want := status.StateWords(string(state))
+		live := sessionView(retry.Key{Agent: "claude", Session: "s"}, "/p", state, "", time.Time{}, now)
+		stored := StoredSessions([]inbox.SessionRow{{Agent: "claude", Session: "s", Project: "/p", State: string(state), UpdatedAt: now}}, now)
+		if want == "" || live.StateWords != want || len(stored) != 1 || stored[0].StateWords != want {
+			t.Errorf("%s: words %q live, %+v stored; want %q", state, live.StateWords, stored, want)
+		}
+	}
+	if s := sessionView(retry.Key{Agent: "claude", Session: "s"}, "/p", retry.GaveUp, "", time.Time{}, now); s.StateWords != "gave up" {
+		t.Errorf("gave_up said %q", s.StateWords)
 	}
 }

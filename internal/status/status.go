@@ -67,15 +67,18 @@ type Settings struct {
 
 // Session is one watched session and its state.
 type Session struct {
-	Agent     string     `json:"agent"`
-	Session   string     `json:"session"`
-	Project   string     `json:"project"`
-	State     string     `json:"state"`
-	Note      string     `json:"note,omitempty"`
-	Told      string     `json:"told,omitempty"`     // the note when it is what the person was told (gave up, needs sign-in, usage limit), shown under the session
-	RetryAt   *time.Time `json:"retry_at,omitempty"` // the pending continuation, if any
-	ResetAt   *time.Time `json:"reset_at,omitempty"` // usage limit: when it resets, if the agent said
-	UpdatedAt time.Time  `json:"updated_at"`
+	Agent   string `json:"agent"`
+	Session string `json:"session"`
+	Project string `json:"project"`
+	State   string `json:"state"`
+	// StateWords is State as the person reads it (StateWords); the views
+	// add the times they count down to.
+	StateWords string     `json:"state_words"`
+	Note       string     `json:"note,omitempty"`
+	Told       string     `json:"told,omitempty"`     // the note when it is what the person was told (gave up, needs sign-in, usage limit), shown under the session
+	RetryAt    *time.Time `json:"retry_at,omitempty"` // the pending continuation, if any
+	ResetAt    *time.Time `json:"reset_at,omitempty"` // usage limit: when it resets, if the agent said
+	UpdatedAt  time.Time  `json:"updated_at"`
 }
 
 // StateWords says a session's state as the person reads it, "gave up" for
@@ -90,6 +93,43 @@ func StateWords(state string) string {
 		return "needs sign-in"
 	}
 	return strings.ReplaceAll(state, "_", " ")
+}
+
+// Look is the overall state at a glance, as the menu-bar icon and the Inbox
+// window show it (docs/behaviour.md §6).
+type Look string
+
+// The looks, from the least to the most pressing.
+const (
+	AllFine        Look = "all_fine"
+	Retrying       Look = "retrying"        // a session retrying or waiting for a box
+	NeedsAttention Look = "needs_attention" // unread Inbox entries, a session that needs sign-in, or the database cannot save
+)
+
+// Words says the look as the person reads it: "needs attention".
+func (l Look) Words() string { return strings.ReplaceAll(string(l), "_", " ") }
+
+// Busy tells whether nudge is acting on the session: a continuation is
+// pending or waits for a box to close.
+func (s Session) Busy() bool { return s.State == "retrying" || s.State == "waiting_box" }
+
+// Overall judges st at a glance, with unread Inbox entries (a count below
+// zero when they could not be counted).
+func Overall(st Status, unread int) Look {
+	if unread > 0 || st.Daemon != nil && st.Daemon.StoreFailing != nil {
+		return NeedsAttention
+	}
+	busy := false
+	for _, s := range st.Sessions {
+		if s.State == "needs_signin" {
+			return NeedsAttention
+		}
+		busy = busy || s.Busy()
+	}
+	if busy {
+		return Retrying
+	}
+	return AllFine
 }
 
 // SettingsChange is a request to flip toggles; nil fields stay as they are.

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"nudge/internal/icon"
+	"nudge/internal/status"
 )
 
 // iconSize is the menu-bar icons' edge in pixels; hosts scale them to the bar.
@@ -15,10 +16,10 @@ type trayIcon struct{ template, colour []byte }
 
 // icons holds the pictures of every look, drawn the first time the icon is
 // shown: a daemon without a menu bar never draws them.
-var icons = sync.OnceValue(func() map[look]trayIcon {
-	return map[look]trayIcon{
-		allFine:        {icon.Template(icon.AllFine, iconSize), icon.Colour(icon.AllFine, iconSize)},
-		retrying:       {icon.Template(icon.Retrying, iconSize), icon.Colour(icon.Retrying, iconSize)},
-		needsAttention: {icon.Template(icon.NeedsAttention, iconSize), icon.Colour(icon.NeedsAttention, iconSize)},
+var icons = sync.OnceValue(func() map[status.Look]trayIcon {
+	return map[status.Look]trayIcon{
+		status.AllFine:        {icon.Template(icon.AllFine, iconSize), icon.Colour(icon.AllFine, iconSize)},
+		status.Retrying:       {icon.Template(icon.Retrying, iconSize), icon.Colour(icon.Retrying, iconSize)},
+		status.NeedsAttention: {icon.Template(icon.NeedsAttention, iconSize), icon.Colour(icon.NeedsAttention, iconSize)},
 	}
 })

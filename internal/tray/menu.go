@@ -10,15 +10,6 @@ import (
 	"nudge/internal/status"
 )
 
-// look is the icon's state at a glance (docs/behaviour.md §6).
-type look int
-
-const (
-	allFine look = iota
-	retrying
-	needsAttention
-)
-
 // What a click on a line means.
 const (
 	clickRetry    = "retry"
@@ -57,7 +48,7 @@ type line struct {
 // picture is the icon and menu for one moment.
 type picture struct {
 	settings status.Settings // the toggles as shown
-	look     look
+	look     status.Look
 	tooltip  string
 	lines    []line
 	ticking  bool // a countdown is shown: draw again in a second
@@ -80,7 +71,7 @@ func sameShape(a, b []line) bool {
 // draw turns the daemon's picture into the icon and menu. unread < 0 means
 // the Inbox could not be counted.
 func draw(st status.Status, unread int, now time.Time) picture {
-	p := picture{look: allFine}
+	p := picture{look: status.Overall(st, unread)}
 	set := st.Settings
 	known := set != nil
 	if set == nil {
@@ -93,20 +84,15 @@ func draw(st status.Status, unread int, now time.Time) picture {
 	)
 	cannotSave := st.Daemon != nil && st.Daemon.StoreFailing != nil
 	if cannotSave {
-		d := st.Daemon
-		p.look = needsAttention
-		p.lines = append(p.lines, line{label: "Cannot save (" + short(d.StoreFailing.Error, 48) + "); retrying, nothing is lost"})
+		p.lines = append(p.lines, line{label: "Cannot save (" + short(st.Daemon.StoreFailing.Error, 48) + "); retrying, nothing is lost"})
 	}
 	if len(st.Sessions) == 0 {
 		p.lines = append(p.lines, line{label: "No sessions yet"})
 	}
 	busy := 0
 	for i, s := range st.Sessions {
-		switch s.State {
-		case "retrying", "waiting_box":
+		if s.Busy() {
 			busy++
-		case "needs_signin":
-			p.look = needsAttention
 		}
 		if i < maxSessions {
 			words, ticking := stateWords(s, now)
@@ -123,7 +109,6 @@ func draw(st status.Status, unread int, now time.Time) picture {
 	inbox := labelInbox
 	if unread > 0 {
 		inbox = fmt.Sprintf("%s (%d unread)", labelInbox, unread)
-		p.look = needsAttention
 	}
 	pause := line{click: clickPause, label: labelPause, enabled: known}
 	if set.Paused {
@@ -136,9 +121,6 @@ func draw(st status.Status, unread int, now time.Time) picture {
 		line{separator: true},
 		line{click: clickQuit, label: labelQuit, enabled: true},
 	)
-	if p.look == allFine && busy > 0 {
-		p.look = retrying
-	}
 	p.settings = *set
 	p.tooltip = tooltip(p.look, busy, unread, set.Paused, cannotSave)
 	return p
@@ -153,20 +135,17 @@ func short(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-func tooltip(l look, busy, unread int, paused, cannotSave bool) string {
+func tooltip(l status.Look, busy, unread int, paused, cannotSave bool) string {
 	var s string
 	switch {
 	case cannotSave:
 		s = "needs attention: cannot save"
-	case l == needsAttention:
-		s = "needs attention"
-		if unread > 0 {
-			s = fmt.Sprintf("needs attention: %d unread", unread)
-		}
-	case l == retrying:
-		s = fmt.Sprintf("retrying %d %s", busy, plural(busy, "session", "sessions"))
+	case l == status.NeedsAttention && unread > 0:
+		s = fmt.Sprintf("%s: %d unread", l.Words(), unread)
+	case l == status.Retrying:
+		s = fmt.Sprintf("%s %d %s", l.Words(), busy, plural(busy, "session", "sessions"))
 	default:
-		s = "all fine"
+		s = l.Words()
 	}
 	if paused {
 		s += " (paused)"
@@ -206,7 +185,7 @@ func stateWords(s status.Session, now time.Time) (string, bool) {
 	case s.State == "usage_limit" && s.ResetAt != nil:
 		return "usage limit until " + clock(*s.ResetAt, now), false
 	}
-	return status.StateWords(s.State), false
+	return s.StateWords, false
 }
 
 // toldLine is the line under a session that waits for the person: what

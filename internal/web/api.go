@@ -53,7 +53,7 @@ func (a *api) routes() http.Handler {
 	mux.HandleFunc("GET /app.css", a.asset("app.css", "text/css; charset=utf-8"))
 	mux.HandleFunc("POST /api/page", a.issue(a.pages, "token"))
 	mux.HandleFunc("POST /api/events/ticket", a.issue(a.tickets, "ticket"))
-	mux.HandleFunc("GET /api/status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, a.d.Status()) })
+	mux.HandleFunc("GET /api/status", a.status)
 	mux.HandleFunc("GET /api/sessions/{id}", a.session)
 	mux.HandleFunc("GET /api/sessions/{id}/timeline", a.timeline)
 	mux.HandleFunc("GET /api/entries", a.entries)
@@ -83,6 +83,29 @@ func (a *api) issue(p *passes, name string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, map[string]string{name: p.issue()})
 	}
+}
+
+// windowStatus is the daemon's picture as the Inbox window shows it: with
+// the overall look, judged with the unread entries as the menu-bar icon
+// judges it (docs/behaviour.md §6).
+type windowStatus struct {
+	status.Status
+	Overall      status.Look `json:"overall"`
+	OverallWords string      `json:"overall_words"`
+}
+
+func withOverall(st status.Status, unread int) windowStatus {
+	l := status.Overall(st, unread)
+	return windowStatus{Status: st, Overall: l, OverallWords: l.Words()}
+}
+
+func (a *api) status(w http.ResponseWriter, r *http.Request) {
+	unread, err := a.db.Unread(r.Context())
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	writeJSON(w, withOverall(a.d.Status(), unread))
 }
 
 // session answers a parent agent asking about one session: its status by
@@ -232,16 +255,22 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 		// Take the change signals before reading, so that no change
 		// between the read and the wait is missed.
 		daemonChanged, inboxChanged := a.d.Changed(), a.db.Changed()
-		st, err := json.Marshal(a.d.Status())
-		if err != nil {
-			a.log.Error("inbox window: encode status", "err", err)
-			return
-		}
 		es, err := a.list(r, false)
 		if err != nil {
 			if r.Context().Err() == nil {
 				a.log.Error("inbox window: read entries", "err", err)
 			}
+			return
+		}
+		unread := 0
+		for _, e := range es {
+			if !e.Read {
+				unread++
+			}
+		}
+		st, err := json.Marshal(withOverall(a.d.Status(), unread))
+		if err != nil {
+			a.log.Error("inbox window: encode status", "err", err)
 			return
 		}
 		ent, err := json.Marshal(es)

@@ -221,14 +221,22 @@ func TestSecretIsRequired(t *testing.T) {
 		}
 	}
 
-	// With the bearer secret, the API answers with the daemon's status as is.
-	var got status.Status
+	// With the bearer secret, the API answers with the daemon's status as
+	// is, judged at a glance as the menu-bar icon judges it.
+	var got windowStatus
 	if err := json.Unmarshal([]byte(f.expect(f.request("GET", "/api/status", nil, ""), 200)), &got); err != nil {
 		t.Fatal(err)
 	}
 	want, _ := json.Marshal(f.daemon.Status())
-	if b, _ := json.Marshal(got); string(b) != string(want) {
-		t.Errorf("status: got %s, want %s", b, want)
+	if b, _ := json.Marshal(got.Status); string(b) != string(want) || got.Overall != status.Retrying || got.OverallWords != "retrying" {
+		t.Errorf("status: got %s, %q (%q); want %s, retrying", b, got.Overall, got.OverallWords, want)
+	}
+	f.seed("unread")
+	if err := json.Unmarshal([]byte(f.expect(f.request("GET", "/api/status", nil, ""), 200)), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Overall != status.NeedsAttention || got.OverallWords != "needs attention" {
+		t.Errorf("status with an unread entry: %q (%q), want needs attention", got.Overall, got.OverallWords)
 	}
 }
 
@@ -517,9 +525,20 @@ func TestEventsFollowChanges(t *testing.T) {
 		t.Fatalf("first entries: %s", data)
 	}
 	f.seed("live one")
-	if data := next("entries"); !strings.Contains(data, `"error_text":"live one"`) {
+	if data := next("status"); !strings.Contains(data, `"overall":"needs_attention"`) {
+		t.Fatalf("status with an unread entry: %s", data)
+	}
+	data := next("entries")
+	if !strings.Contains(data, `"error_text":"live one"`) {
 		t.Fatalf("entries after a new one: %s", data)
 	}
+	var es []Entry
+	must(t, json.Unmarshal([]byte(data), &es))
+	f.expect(f.request("POST", "/api/entries/"+jsonID(es[0].ID)+"/read", nil, ""), http.StatusNoContent)
+	if data := next("status"); !strings.Contains(data, `"overall":"retrying"`) {
+		t.Fatalf("status once the entry is read: %s", data)
+	}
+	next("entries")
 	off := false
 	if _, err := f.daemon.Change(status.SettingsChange{RetryEnabled: &off}); err != nil {
 		t.Fatal(err)

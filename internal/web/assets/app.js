@@ -36,20 +36,13 @@
     return Math.round(s / 3600) + ' h';
   }
 
-  // stateWords says a session's state as the menu does (docs/behaviour.md §6).
+  // stateWords is the session's state in the daemon's words, with the live
+  // countdown of a retry and a usage limit's reset in local time
+  // (docs/behaviour.md §6).
   function stateWords(s) {
-    switch (s.state) {
-      case 'working': return 'working';
-      case 'finished': return 'finished';
-      case 'failed': return 'failed';
-      case 'retrying': return s.retry_at ? 'retrying in ' + until(s.retry_at) : 'retrying';
-      case 'waiting_box': return 'waiting for a box';
-      case 'usage_limit': return s.reset_at ? 'usage limit until ' + new Date(s.reset_at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : 'usage limit';
-      case 'needs_signin': return 'needs sign-in';
-      case 'cancelled': return 'cancelled';
-      case 'gave_up': return 'gave up';
-      default: return String(s.state || 'unknown').replace(/_/g, ' ');
-    }
+    if (s.state === 'retrying' && s.retry_at) return 'retrying in ' + until(s.retry_at);
+    if (s.state === 'usage_limit' && s.reset_at) return 'usage limit until ' + new Date(s.reset_at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+    return s.state_words;
   }
 
   function shortID(id) {
@@ -65,13 +58,13 @@
   function renderOverall() {
     const pill = $('overall');
     const unread = entries.filter((e) => !e.read).length;
-    const sessions = (status && status.sessions) || [];
-    let word = 'All fine', cls = 'fine';
-    if (status && status.settings && status.settings.paused) { word = 'Paused'; cls = 'busy'; }
-    else if (unread > 0 || sessions.some((s) => ['gave_up', 'needs_signin', 'failed'].includes(s.state))) { word = 'Needs attention'; cls = 'attention'; }
-    else if (sessions.some((s) => ['retrying', 'waiting_box'].includes(s.state))) { word = 'Retrying'; cls = 'busy'; }
-    pill.textContent = word;
-    pill.className = 'pill ' + cls;
+    // The daemon judges the overall look, unread entries included, as the
+    // menu-bar icon does.
+    if (status) {
+      const paused = status.settings && status.settings.paused;
+      pill.textContent = status.overall_words + (paused ? ' (paused)' : '');
+      pill.className = 'pill ' + status.overall;
+    }
     $('unread-count').textContent = unread ? '· ' + unread + ' unread' : '';
     document.title = unread ? '(' + unread + ') nudge Inbox' : 'nudge Inbox';
   }
