@@ -117,6 +117,23 @@ func onTerminal(t *testing.T, env ...string) (int, string) {
 	return cmd.Process.Pid, tty.Name()
 }
 
+// execedInto waits (up to 10 s) until the process pid, whose shell execs
+// prog, runs prog with its environment laid out: the pid a script writes
+// before `exec prog` is the shell's, and /proc shows an empty environment
+// while the exec is under way.
+func execedInto(pid int, prog string) {
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		if err != nil {
+			return
+		}
+		if strings.TrimSpace(string(comm)) == prog {
+			execed(pid)
+			return
+		}
+	}
+}
+
 // execed waits (up to 10 s) until the process pid, just started, shows its
 // command line and environment: exec.Cmd.Start returns once exec began, and
 // the kernel lays them out a moment later (until then /proc shows them

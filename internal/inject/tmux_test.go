@@ -301,6 +301,7 @@ func TestTmuxRefusesProcessThePaneDoesNotHold(t *testing.T) {
 	for _, name := range []string{"orphan", "nested"} {
 		pid := pidFrom(t, p.out+"."+name)
 		t.Cleanup(func() { _ = killPid(pid) })
+		execedInto(pid, "sleep")
 		if _, err := NewTmux().Locate(ctx, Target{PID: pid}); !errors.Is(err, ErrNotInTerminal) {
 			t.Errorf("Locate(%s pid %d) = %v, want %v", name, pid, err, ErrNotInTerminal)
 		}

@@ -132,6 +132,8 @@ func TestWrapFindsAgentsBelowOrBesideTheCommand(t *testing.T) {
 wait`)
 	below, beside := w.pid(t, "below"), w.pid(t, "beside")
 	t.Cleanup(func() { _ = syscall.Kill(beside, syscall.SIGKILL) })
+	execedInto(below, "sleep")
+	execedInto(beside, "sleep")
 	info, err := wrap.NewClient(w.socket).Who(context.Background())
 	if err != nil {
 		t.Fatal(err)

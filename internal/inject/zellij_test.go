@@ -162,6 +162,7 @@ func TestZellijRefusesWhatThePaneDoesNotHold(t *testing.T) {
 		{"plugin with the pane's number", "4", ErrGone, "is gone from zellij session"},
 	} {
 		pid := zellijPaneProcess(t, "work", c.pane, "exec sleep 60")
+		execedInto(pid, "sleep")
 		if _, err := NewZellij().Locate(ctx, Target{PID: pid}); !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("Locate(%s) = %v, want %v saying %q", c.what, err, c.want, c.says)
 		}
@@ -178,6 +179,7 @@ func TestZellijRefusesWhatThePaneDoesNotHold(t *testing.T) {
 	}
 	// A server of another session.
 	other := zellijPaneProcess(t, "play", "3", "exec env ZELLIJ_SESSION_NAME=work sleep 60")
+	execedInto(other, "sleep")
 	if _, err := NewZellij().Locate(ctx, Target{PID: other}); !errors.Is(err, ErrNotInTerminal) {
 		t.Errorf("Locate(pane of another session's server) = %v, want %v", err, ErrNotInTerminal)
 	}
