@@ -86,32 +86,34 @@ func claudeToolResults(line []byte, r *claudeRecord) bool {
 // non-empty array of blocks each of type tool_result, with no other key
 // that may be decoded as one of those fields.
 func claudeOnlyToolResults(message []byte) bool {
-	var content []byte
-	for key, value := range jsonscan.Members(message) {
-		switch {
-		case string(key) == "content" && content == nil:
-			content = value
-		case !claudeOtherKey(key, claudeMessageKeys):
-			return false
-		}
+	content, ok := claudeOneKey(message, "content", claudeMessageKeys)
+	if !ok {
+		return false
 	}
 	n := 0
 	for block := range jsonscan.Elements(content) {
-		var typ []byte
-		for key, value := range jsonscan.Members(block) {
-			switch {
-			case string(key) == "type" && typ == nil:
-				typ = value
-			case !claudeOtherKey(key, claudeBlockType):
-				return false
-			}
-		}
-		if string(typ) != `"tool_result"` {
+		if typ, ok := claudeOneKey(block, "type", claudeBlockType); !ok || string(typ) != `"tool_result"` {
 			return false
 		}
 		n++
 	}
 	return n > 0
+}
+
+// claudeOneKey returns the value of key in the object obj when obj holds
+// no other key that may be decoded as one of fields (claudeOtherKey); key
+// written twice is such a key. A missing key gives nil.
+func claudeOneKey(obj []byte, key string, fields map[string]bool) ([]byte, bool) {
+	var value []byte
+	for k, v := range jsonscan.Members(obj) {
+		switch {
+		case string(k) == key && value == nil:
+			value = v
+		case !claudeOtherKey(k, fields):
+			return nil, false
+		}
+	}
+	return value, true
 }
 
 // claudePlain reads line, a record of type typ, into r when decoding it

@@ -113,10 +113,13 @@ func (l Look) Words() string { return strings.ReplaceAll(string(l), "_", " ") }
 // pending or waits for a box to close.
 func (s Session) Busy() bool { return s.State == "retrying" || s.State == "waiting_box" }
 
+// CannotSave tells that the running daemon's store refuses writes.
+func (st Status) CannotSave() bool { return st.Daemon != nil && st.Daemon.StoreFailing != nil }
+
 // Overall judges st at a glance, with unread Inbox entries (a count below
 // zero when they could not be counted).
 func Overall(st Status, unread int) Look {
-	if unread > 0 || st.Daemon != nil && st.Daemon.StoreFailing != nil {
+	if unread > 0 || st.CannotSave() {
 		return NeedsAttention
 	}
 	busy := false

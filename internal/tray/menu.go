@@ -82,7 +82,7 @@ func draw(st status.Status, unread int, now time.Time) picture {
 		line{click: clickContinue, label: labelContinue, checkbox: true, checked: set.ContinueAfterUsageLimit, enabled: known},
 		line{separator: true},
 	)
-	cannotSave := st.Daemon != nil && st.Daemon.StoreFailing != nil
+	cannotSave := st.CannotSave()
 	if cannotSave {
 		p.lines = append(p.lines, line{label: "Cannot save (" + short(st.Daemon.StoreFailing.Error, 48) + "); retrying, nothing is lost"})
 	}
