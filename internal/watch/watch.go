@@ -228,7 +228,7 @@ type Watcher struct {
 // root is a Source with its patterns split into segments.
 type root struct {
 	Source
-	sets     [][]string
+	sets     [][]segment
 	waypoint string // the watched ancestor while Root does not exist
 }
 
@@ -278,7 +278,7 @@ func New(opts Options) (*Watcher, error) {
 		owed:      map[*tail]struct{}{},
 		relook:    map[*tail]time.Time{},
 		statsWake: make(chan struct{}, 1),
-		tails:     map[string]*tail{},
+		tails:     make(map[string]*tail, len(opts.Positions)),
 		open:      map[*tail]struct{}{},
 		problems:  map[string]bool{},
 		br:        bufio.NewReaderSize(nil, readBuffer),
@@ -314,17 +314,51 @@ func New(opts Options) (*Watcher, error) {
 	return w, nil
 }
 
-func splitPattern(p string) ([]string, error) {
-	segs := strings.Split(p, "/")
-	for _, s := range segs {
+func splitPattern(p string) ([]segment, error) {
+	var segs []segment
+	for _, s := range strings.Split(p, "/") {
 		if s == "" || s == "." || s == ".." {
 			return nil, fmt.Errorf("pattern %q: empty, . or .. segment", p)
 		}
 		if _, err := path.Match(s, ""); err != nil {
 			return nil, fmt.Errorf("pattern %q: %w", p, err)
 		}
+		segs = append(segs, newSegment(s))
 	}
 	return segs, nil
+}
+
+// segment is one folder or file name of a pattern. The forms the agents'
+// patterns take (a name, "*", "prefix*suffix") are matched without
+// path.Match: a start matches every file of the history against them.
+type segment struct {
+	pattern  string
+	pre, suf string // the parts around the one '*' of a simple form
+	star     bool   // a simple form with one '*'
+	general  bool   // anything else: path.Match
+}
+
+func newSegment(p string) segment {
+	s := segment{pattern: p}
+	switch pre, suf, found := strings.Cut(p, "*"); {
+	case strings.ContainsAny(suf, "*?[\\") || strings.ContainsAny(pre, "?[\\"):
+		s.general = true
+	case found:
+		s.pre, s.suf, s.star = pre, suf, true
+	}
+	return s
+}
+
+func (s segment) match(name string) bool {
+	switch {
+	case s.general:
+		ok, _ := path.Match(s.pattern, name)
+		return ok
+	case s.star:
+		return len(name) >= len(s.pre)+len(s.suf) && strings.HasPrefix(name, s.pre) && strings.HasSuffix(name, s.suf)
+	default:
+		return name == s.pattern
+	}
 }
 
 // fileSet is the file set that names the file at rel, a path below the root.
@@ -347,9 +381,9 @@ func (r *root) leadsTo(rel []string) bool {
 	return false
 }
 
-func matchSegments(pattern, rel []string) bool {
+func matchSegments(pattern []segment, rel []string) bool {
 	for i, p := range pattern {
-		if ok, _ := path.Match(p, rel[i]); !ok {
+		if !p.match(rel[i]) {
 			return false
 		}
 	}
@@ -933,15 +967,14 @@ func (w *Watcher) unwatch(dir string) {
 // goneWhileAway reports snapshot files of the last run that are gone now;
 // the caller sends them.
 func (w *Watcher) goneWhileAway(ctx context.Context) {
-	paths := make([]string, 0, len(w.opts.Positions))
+	var paths []string // in order: those the scan did not find
 	for p := range w.opts.Positions {
-		paths = append(paths, p)
+		if w.tails[p] == nil {
+			paths = append(paths, p)
+		}
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
-		if w.tails[p] != nil {
-			continue
-		}
 		for _, r := range w.roots {
 			rel, ok := under(r.Root, p)
 			if !ok {
