@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -59,6 +60,7 @@ type faultyStore struct {
 	log    *callLog
 	mu     sync.Mutex
 	refuse bool
+	looked atomic.Int64 // positions stored as a first look's (Batch.Looked)
 }
 
 var errDiskFull = errors.New("database or disk is full (SQLITE_FULL)")
@@ -87,6 +89,7 @@ func (f *faultyStore) Commit(ctx context.Context, b inbox.Batch) error {
 	if err := f.DB.Commit(ctx, b); err != nil {
 		return err
 	}
+	f.looked.Add(int64(len(b.Looked)))
 	for _, s := range notable(b) {
 		f.log.add("store %s", s)
 	}

@@ -233,6 +233,38 @@ func TestFirstLookStoredTogether(t *testing.T) {
 	c.eventually("the new dead turn told", func() bool { return len(c.entries()) == 1 })
 }
 
+// A first look stores the positions of the old history it does not read
+// as a first look's (one row per folder, docs/performance.md §1); later
+// positions are stored one by one, and a restart reads both.
+func TestFirstLookStoredPerFolder(t *testing.T) {
+	c := newCore(t)
+	for i := range 5 {
+		path := filepath.Join(c.root, "projects", "-p", "old"+string(rune('a'+i))+".jsonl")
+		b, _ := json.Marshal(apiError("old"+string(rune('a'+i)), 500, err500))
+		if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.start()
+	c.eventually("the first scan stored", func() bool { return c.status().Daemon.Ready })
+	if n := c.store.looked.Load(); n != 5 {
+		t.Fatalf("%d positions stored as a first look's, want 5", n)
+	}
+	c.write(prompt("p1", "one"), authError("e1"))
+	c.eventually("the new dead turn told", func() bool { return len(c.entries()) == 1 })
+	c.stop()
+	c.start()
+	c.eventually("ready again", func() bool { return c.status().Daemon.Ready })
+	c.write(authError("e2"))
+	c.eventually("the next dead turn told", func() bool { return len(c.entries()) == 2 })
+	if pos, _ := c.store.Positions(context.Background()); len(pos) != 6 {
+		t.Fatalf("%d positions, want the 5 looked at and the session written", len(pos))
+	}
+	if n := c.store.looked.Load(); n != 0 { // the store of this run
+		t.Fatalf("%d positions stored as a first look's after a restart, want none", n)
+	}
+}
+
 // Dead turns written while nudge was not running: a provider error too old
 // is told and not retried; a recent one, still the session's last word, is
 // retried.

@@ -185,9 +185,12 @@ func (d *Daemon) handleBatch(ctx context.Context, b watch.Batch) {
 			continue // only lines that store nothing since the last stored position
 		}
 		p := rec.Position()
-		st.batch.Positions = append(st.batch.Positions, inbox.Position{
-			Path: p.Path, Dev: p.File.Dev, Inode: p.File.Inode, Fingerprint: p.File.Fingerprint, Offset: p.Offset, Mark: p.Mark,
-		})
+		pos := inbox.Position{Path: p.Path, Dev: p.File.Dev, Inode: p.File.Inode, Fingerprint: p.File.Fingerprint, Offset: p.Offset, Mark: p.Mark}
+		if rec.Checkpoint && backlog && pos.Fingerprint == "" && pos.Mark == "" {
+			st.batch.Looked = append(st.batch.Looked, pos) // the old history of a first look
+		} else {
+			st.batch.Positions = append(st.batch.Positions, pos)
+		}
 	}
 	if b.Ready {
 		st.batch.Meta = append(st.batch.Meta, d.looks...)

@@ -63,6 +63,11 @@ type Outcome struct {
 // Batch is everything one step of the pipeline wants stored together.
 type Batch struct {
 	Positions []Position
+	// Looked are the positions a first look took, at the end of files it
+	// did not read (no fingerprint, no mark): stored per folder, each in
+	// place of the file's earlier position. A path is in Positions or in
+	// Looked, not both.
+	Looked    []Position
 	Events    []EventRow
 	Sessions  []SessionRow // each replaces the stored row of its session
 	Entries   []EntryRow   // new Inbox entries; ID is ignored
@@ -82,7 +87,7 @@ type Batch struct {
 
 // Empty reports whether b stores nothing.
 func (b Batch) Empty() bool {
-	return len(b.Positions)+len(b.Events)+len(b.Sessions)+len(b.Entries)+len(b.Decisions)+
+	return len(b.Positions)+len(b.Looked)+len(b.Events)+len(b.Sessions)+len(b.Entries)+len(b.Decisions)+
 		len(b.Attempts)+len(b.Outcomes)+len(b.Meta)+len(b.Forget) == 0
 }
 
@@ -120,11 +125,8 @@ func (db *DB) Commit(ctx context.Context, b Batch) error {
 	}
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		for _, step := range []func() error{
-			func() error {
-				return each(ctx, tx, upsertPosition, b.Positions, func(p Position) []any {
-					return []any{p.Path, int64(p.Dev), int64(p.Inode), p.Fingerprint, p.Offset, p.Mark}
-				})
-			},
+			func() error { return storePositions(ctx, tx, b.Positions) },
+			func() error { return storeLooked(ctx, tx, b.Looked) },
 			func() error {
 				return each(ctx, tx, insertEvent, b.Events, func(e EventRow) []any {
 					return []any{e.Ident, e.Agent, e.Session, e.Project, ms(e.Time), ms(e.DetectedAt),
@@ -158,7 +160,10 @@ func (db *DB) Commit(ctx context.Context, b Batch) error {
 				return each(ctx, tx, upsertMeta, b.Meta, func(m MetaRow) []any { return []any{m.Key, m.Value} })
 			},
 			func() error {
-				return each(ctx, tx, deletePosition, b.Forget, func(p string) []any { return []any{p} })
+				if err := each(ctx, tx, deletePosition, b.Forget, func(p string) []any { return []any{p} }); err != nil {
+					return err
+				}
+				return forgetLooked(ctx, tx, b.Forget)
 			},
 		} {
 			if err := step(); err != nil {
@@ -172,6 +177,13 @@ func (db *DB) Commit(ctx context.Context, b Batch) error {
 	}
 	db.announce()
 	return nil
+}
+
+// storePositions stores each position as a row of its own.
+func storePositions(ctx context.Context, tx *sql.Tx, positions []Position) error {
+	return each(ctx, tx, upsertPosition, positions, func(p Position) []any {
+		return []any{p.Path, int64(p.Dev), int64(p.Inode), p.Fingerprint, p.Offset, p.Mark}
+	})
 }
 
 // each runs the prepared statement query once per row, with args(row).
@@ -226,11 +238,14 @@ func (db *DB) Known(ctx context.Context, idents [][]byte) (map[string]bool, erro
 
 // Positions returns every stored read position, by path.
 func (db *DB) Positions(ctx context.Context) (map[string]Position, error) {
+	out, err := db.readLooked(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("inbox: positions: %w", err)
+	}
 	rows, err := db.r.QueryContext(ctx, "SELECT path, dev, inode, fingerprint, offset, mark FROM positions")
 	if err != nil {
 		return nil, fmt.Errorf("inbox: positions: %w", err)
 	}
-	out := map[string]Position{}
 	err = scanAll(rows, func(s scanner) error {
 		var p Position
 		var dev, inode int64

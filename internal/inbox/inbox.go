@@ -137,11 +137,16 @@ func damaged(abs string, err error) error {
 	}
 	switch se.Code() & 0xff {
 	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
-		aside := filepath.Join(filepath.Dir(abs), "damaged")
-		return fmt.Errorf("%w; the database is damaged: move it aside (mkdir -p %q && mv %q* %q) and start nudge again: "+
-			"it makes a new one, with an empty Inbox, and does not act on old history", err, aside, abs, aside)
+		return fmt.Errorf("%w; %s", err, damagedAdvice(abs))
 	}
 	return err
+}
+
+// damagedAdvice tells how to start again from a damaged database at abs.
+func damagedAdvice(abs string) string {
+	aside := filepath.Join(filepath.Dir(abs), "damaged")
+	return fmt.Sprintf("the database is damaged: move it aside (mkdir -p %q && mv %q* %q) and start nudge again: "+
+		"it makes a new one, with an empty Inbox, and does not act on old history", aside, abs, aside)
 }
 
 // busyRetries bounds how often Open waits out another process that holds

@@ -94,4 +94,10 @@ var migrations = []string{
 	CREATE UNIQUE INDEX events_ident ON events (ident);
 	ALTER TABLE attempts ADD COLUMN typing INTEGER;
 	ALTER TABLE attempts ADD COLUMN place TEXT NOT NULL DEFAULT '';`,
+
+	// 4: the positions a first look took, one row per folder (looked.go).
+	`CREATE TABLE looked (
+		folder TEXT PRIMARY KEY CHECK (folder <> ''),
+		files  BLOB NOT NULL
+	);`,
 }

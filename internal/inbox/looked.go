@@ -1,0 +1,281 @@
+package inbox
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// The positions a first look takes, at the end of each file of the old
+// history and without reading it (no fingerprint, no mark), are stored one
+// row per folder in the looked table (docs/performance.md §1): a first look
+// at 20,000 files writes and a later start reads a few hundred rows, not
+// 20,000. A position stored later for one of those files, a row of
+// positions, takes precedence; forgetting a file removes both.
+
+// lookedFile is one file's position in its folder's row.
+type lookedFile struct {
+	Dev, Inode uint64
+	Offset     int64
+}
+
+// lookedVersion is the first byte of a folder's row.
+const lookedVersion = 1
+
+// encodeLooked is a folder's row: the version, the count of files, then
+// each file's name, device, inode and offset, in name order.
+func encodeLooked(files map[string]lookedFile) []byte {
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	b := []byte{lookedVersion}
+	b = binary.AppendUvarint(b, uint64(len(names)))
+	for _, name := range names {
+		f := files[name]
+		b = binary.AppendUvarint(b, uint64(len(name)))
+		b = append(b, name...)
+		b = binary.AppendUvarint(b, f.Dev)
+		b = binary.AppendUvarint(b, f.Inode)
+		b = binary.AppendUvarint(b, uint64(f.Offset))
+	}
+	return b
+}
+
+// decodeLooked calls fn for each file of a folder's row, after telling how
+// many there are (count). A row that does not read back whole is an error
+// (and fn may have been called for the files before the fault).
+func decodeLooked(b []byte, count func(int), fn func(name string, f lookedFile)) error {
+	if len(b) == 0 || b[0] != lookedVersion {
+		return errors.New("not a folder's positions (unknown version)")
+	}
+	b = b[1:]
+	next := func() (uint64, bool) {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			return 0, false
+		}
+		b = b[n:]
+		return v, true
+	}
+	n, ok := next()
+	if !ok || n > uint64(len(b)) { // each file takes at least one byte
+		return errors.New("bad count of files")
+	}
+	count(int(n))
+	for i := range n {
+		size, ok := next()
+		if !ok || size == 0 || size > uint64(len(b)) {
+			return fmt.Errorf("file %d of %d: bad name", i+1, n)
+		}
+		name := string(b[:size])
+		b = b[size:]
+		if name == "." || name == ".." || strings.ContainsRune(name, filepath.Separator) || strings.ContainsRune(name, 0) {
+			return fmt.Errorf("file %d of %d: bad name %q", i+1, n, name)
+		}
+		var f lookedFile
+		var offset uint64
+		if f.Dev, ok = next(); !ok {
+			return fmt.Errorf("file %d of %d: bad device", i+1, n)
+		}
+		if f.Inode, ok = next(); !ok {
+			return fmt.Errorf("file %d of %d: bad inode", i+1, n)
+		}
+		if offset, ok = next(); !ok || offset > math.MaxInt64 {
+			return fmt.Errorf("file %d of %d: bad offset", i+1, n)
+		}
+		f.Offset = int64(offset)
+		fn(name, f)
+	}
+	if len(b) != 0 {
+		return fmt.Errorf("%d bytes after the last file", len(b))
+	}
+	return nil
+}
+
+// splitLooked is the folder and name of a position that can be stored in
+// its folder's row: one taken without reading, at a clean path.
+func splitLooked(p Position) (folder, name string, ok bool) {
+	folder, name = filepath.Dir(p.Path), filepath.Base(p.Path)
+	ok = p.Fingerprint == "" && p.Mark == "" && p.Offset >= 0 && filepath.IsAbs(p.Path) &&
+		filepath.Join(folder, name) == p.Path && name != string(filepath.Separator)
+	return folder, name, ok
+}
+
+// storeLooked stores positions in their folders' rows, each in place of
+// any row of positions for the same file. One that cannot be (read, or
+// at an unclean path) is stored as a row.
+func storeLooked(ctx context.Context, tx *sql.Tx, positions []Position) error {
+	byFolder := map[string][]Position{}
+	var rows []Position
+	for _, p := range positions {
+		if folder, _, ok := splitLooked(p); ok {
+			byFolder[folder] = append(byFolder[folder], p)
+		} else {
+			rows = append(rows, p)
+		}
+	}
+	if err := storePositions(ctx, tx, rows); err != nil {
+		return err
+	}
+	for folder, ps := range byFolder {
+		files, err := loadLooked(ctx, tx, folder)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			files[filepath.Base(p.Path)] = lookedFile{Dev: p.Dev, Inode: p.Inode, Offset: p.Offset}
+		}
+		if err := forgetRows(ctx, tx, folder, files); err != nil {
+			return err
+		}
+		if err := saveLooked(ctx, tx, folder, files); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// forgetLooked removes paths from their folders' rows.
+func forgetLooked(ctx context.Context, tx *sql.Tx, paths []string) error {
+	byFolder := map[string][]string{}
+	for _, p := range paths {
+		byFolder[filepath.Dir(p)] = append(byFolder[filepath.Dir(p)], filepath.Base(p))
+	}
+	for folder, names := range byFolder {
+		files, err := loadLooked(ctx, tx, folder)
+		if err != nil {
+			return err
+		}
+		before := len(files)
+		for _, name := range names {
+			delete(files, name)
+		}
+		if len(files) != before {
+			if err := saveLooked(ctx, tx, folder, files); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// loadLooked reads a folder's row (empty when there is none).
+func loadLooked(ctx context.Context, tx *sql.Tx, folder string) (map[string]lookedFile, error) {
+	var b []byte
+	err := tx.QueryRowContext(ctx, "SELECT files FROM looked WHERE folder = ?", folder).Scan(&b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return map[string]lookedFile{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("positions of %q: %w", folder, err)
+	}
+	var files map[string]lookedFile
+	err = decodeLooked(b, func(n int) { files = make(map[string]lookedFile, n) }, func(name string, f lookedFile) { files[name] = f })
+	if err != nil {
+		return nil, fmt.Errorf("positions of %q: %w", folder, err)
+	}
+	return files, nil
+}
+
+// saveLooked replaces a folder's row (removes it when files is empty).
+func saveLooked(ctx context.Context, tx *sql.Tx, folder string, files map[string]lookedFile) error {
+	var err error
+	if len(files) == 0 {
+		_, err = tx.ExecContext(ctx, "DELETE FROM looked WHERE folder = ?", folder)
+	} else {
+		_, err = tx.ExecContext(ctx, `INSERT INTO looked (folder, files) VALUES (?, ?)
+			ON CONFLICT (folder) DO UPDATE SET files = excluded.files`, folder, encodeLooked(files))
+	}
+	if err != nil {
+		return fmt.Errorf("store positions of %q: %w", folder, err)
+	}
+	return nil
+}
+
+// folderPrefix is folder with a separator at its end: what the paths in it
+// start with.
+func folderPrefix(folder string) string {
+	if strings.HasSuffix(folder, string(filepath.Separator)) {
+		return folder
+	}
+	return folder + string(filepath.Separator)
+}
+
+// forgetRows removes the rows of positions of the files in folder's row.
+func forgetRows(ctx context.Context, tx *sql.Tx, folder string, files map[string]lookedFile) error {
+	prefix := folderPrefix(folder)
+	// The paths that start with prefix sort from prefix up to, not
+	// including, prefix with its last byte (the separator) one higher.
+	above := prefix[:len(prefix)-1] + string(rune(prefix[len(prefix)-1]+1))
+	rows, err := tx.QueryContext(ctx, "SELECT path FROM positions WHERE path >= ? AND path < ?", prefix, above)
+	if err != nil {
+		return fmt.Errorf("positions in %q: %w", folder, err)
+	}
+	var gone []string
+	err = scanAll(rows, func(s scanner) error {
+		var p string
+		if err := s.Scan(&p); err != nil {
+			return err
+		}
+		if name, ok := strings.CutPrefix(p, prefix); ok {
+			if _, in := files[name]; in {
+				gone = append(gone, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("positions in %q: %w", folder, err)
+	}
+	return each(ctx, tx, deletePosition, gone, func(p string) []any { return []any{p} })
+}
+
+// readLooked returns the positions of every folder's row, by path; a row
+// of positions for the same path takes precedence (Positions).
+func (db *DB) readLooked(ctx context.Context) (map[string]Position, error) {
+	rows, err := db.r.QueryContext(ctx, "SELECT folder, files FROM looked")
+	if err != nil {
+		return nil, err
+	}
+	type folderRow struct {
+		folder string
+		files  []byte
+	}
+	var folders []folderRow
+	total := 0
+	err = scanAll(rows, func(s scanner) error {
+		var r folderRow
+		if err := s.Scan(&r.folder, &r.files); err != nil {
+			return err
+		}
+		if len(r.files) > 1 {
+			n, _ := binary.Uvarint(r.files[1:])
+			total += int(min(n, uint64(len(r.files))))
+		}
+		folders = append(folders, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Position, total)
+	for _, r := range folders {
+		prefix := folderPrefix(r.folder) // storeLooked made sure prefix+name is the clean path
+		err := decodeLooked(r.files, func(int) {}, func(name string, f lookedFile) {
+			p := prefix + name
+			out[p] = Position{Path: p, Dev: f.Dev, Inode: f.Inode, Offset: f.Offset}
+		})
+		if err != nil {
+			return nil, fmt.Errorf("folder %q: %w; %s", r.folder, err, damagedAdvice(db.path))
+		}
+	}
+	return out, nil
+}
