@@ -101,12 +101,19 @@ func decodeLooked(b []byte, count func(int), fn func(name string, f lookedFile))
 }
 
 // splitLooked is the folder and name of a position that can be stored in
-// its folder's row: one taken without reading, at a clean path.
+// its folder's row: one taken without reading, at a clean absolute path
+// (so that folderPrefix(folder)+name is the path again).
 func splitLooked(p Position) (folder, name string, ok bool) {
-	folder, name = filepath.Dir(p.Path), filepath.Base(p.Path)
-	ok = p.Fingerprint == "" && p.Mark == "" && p.Offset >= 0 && filepath.IsAbs(p.Path) &&
-		filepath.Join(folder, name) == p.Path && name != string(filepath.Separator)
-	return folder, name, ok
+	i := strings.LastIndexByte(p.Path, filepath.Separator)
+	if p.Fingerprint != "" || p.Mark != "" || p.Offset < 0 || i < 0 || i == len(p.Path)-1 ||
+		!filepath.IsAbs(p.Path) || filepath.Clean(p.Path) != p.Path {
+		return "", "", false
+	}
+	folder, name = p.Path[:i], p.Path[i+1:]
+	if folder == "" {
+		folder = p.Path[:i+1] // the root
+	}
+	return folder, name, true
 }
 
 // storeLooked stores positions in their folders' rows, each in place of
@@ -131,7 +138,8 @@ func storeLooked(ctx context.Context, tx *sql.Tx, positions []Position) error {
 			return err
 		}
 		for _, p := range ps {
-			files[filepath.Base(p.Path)] = lookedFile{Dev: p.Dev, Inode: p.Inode, Offset: p.Offset}
+			_, name, _ := splitLooked(p)
+			files[name] = lookedFile{Dev: p.Dev, Inode: p.Inode, Offset: p.Offset}
 		}
 		if err := forgetRows(ctx, tx, folder, files); err != nil {
 			return err
@@ -147,7 +155,9 @@ func storeLooked(ctx context.Context, tx *sql.Tx, positions []Position) error {
 func forgetLooked(ctx context.Context, tx *sql.Tx, paths []string) error {
 	byFolder := map[string][]string{}
 	for _, p := range paths {
-		byFolder[filepath.Dir(p)] = append(byFolder[filepath.Dir(p)], filepath.Base(p))
+		if folder, name, ok := splitLooked(Position{Path: p}); ok { // no other is in a folder's row
+			byFolder[folder] = append(byFolder[folder], name)
+		}
 	}
 	for folder, names := range byFolder {
 		files, err := loadLooked(ctx, tx, folder)

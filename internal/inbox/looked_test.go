@@ -43,16 +43,17 @@ func TestLookedPositions(t *testing.T) {
 	}
 	odd := Position{Path: "/h/.claude/projects/-p0/../-p1/x.jsonl", Dev: 1, Inode: 2, Offset: 3} // not clean: a row
 	read := Position{Path: "/h/.claude/projects/-p2/r.jsonl", Dev: 1, Inode: 5, Fingerprint: "9:ab", Offset: 9, Mark: "9:ab"}
-	looked = append(looked, odd, read)
-	want[odd.Path], want[read.Path] = odd, read
+	top := Position{Path: "/top.jsonl", Dev: 1, Inode: 4, Offset: 5} // in the root folder
+	looked = append(looked, odd, read, top)
+	want[odd.Path], want[read.Path], want[top.Path] = odd, read, top
 	if err := db.Commit(ctx, Batch{Looked: looked}); err != nil {
 		t.Fatal(err)
 	}
 	if got := positionsOf(t, db); !maps.Equal(got, want) {
 		t.Fatalf("positions read back differ: %d of %d", len(got), len(want))
 	}
-	if n, rows := count(t, db, "looked"), count(t, db, "positions"); n != 3 || rows != 2 {
-		t.Fatalf("%d folder rows and %d position rows, want 3 and the 2 that cannot be in one", n, rows)
+	if n, rows := count(t, db, "looked"), count(t, db, "positions"); n != 4 || rows != 2 {
+		t.Fatalf("%d folder rows and %d position rows, want 4 and the 2 that cannot be in one", n, rows)
 	}
 
 	// The session written since: its row takes precedence.
@@ -80,8 +81,8 @@ func TestLookedPositions(t *testing.T) {
 	if got := positionsOf(t, db); !maps.Equal(got, want) {
 		t.Fatalf("after forgetting: %d positions, want %d", len(got), len(want))
 	}
-	if n := count(t, db, "looked"); n != 2 {
-		t.Fatalf("%d folder rows, want 2", n)
+	if n := count(t, db, "looked"); n != 3 {
+		t.Fatalf("%d folder rows, want 3", n)
 	}
 
 	// A first look over a file with a row of its own replaces the row.
@@ -146,6 +147,23 @@ func FuzzLooked(f *testing.F) {
 		}
 		if re := encodeLooked(again); !bytes.Equal(re, encodeLooked(files)) {
 			t.Fatalf("encoding not stable")
+		}
+	})
+}
+
+// FuzzSplitLooked checks that a path stored in a folder's row comes back
+// whole, in the folder filepath.Dir names.
+func FuzzSplitLooked(f *testing.F) {
+	for _, p := range []string{"/a/b.jsonl", "/top", "/", "a/b", "/a//b", "/a/./b", "/a/../b", "/a/b/", "//x"} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		folder, name, ok := splitLooked(Position{Path: p})
+		if !ok {
+			return
+		}
+		if folderPrefix(folder)+name != p || folder != filepath.Dir(p) || name != filepath.Base(p) {
+			t.Fatalf("%q split into %q and %q", p, folder, name)
 		}
 	})
 }
