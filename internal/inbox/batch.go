@@ -242,24 +242,31 @@ func (db *DB) Positions(ctx context.Context) (map[string]Position, error) {
 	if err != nil {
 		return nil, fmt.Errorf("inbox: positions: %w", err)
 	}
-	rows, err := db.r.QueryContext(ctx, "SELECT path, dev, inode, fingerprint, offset, mark FROM positions")
+	rows, err := db.r.QueryContext(ctx, selectPosition)
 	if err != nil {
 		return nil, fmt.Errorf("inbox: positions: %w", err)
 	}
 	err = scanAll(rows, func(s scanner) error {
-		var p Position
-		var dev, inode int64
-		if err := s.Scan(&p.Path, &dev, &inode, &p.Fingerprint, &p.Offset, &p.Mark); err != nil {
-			return err
+		p, err := scanPosition(s)
+		if err == nil {
+			out[p.Path] = p
 		}
-		p.Dev, p.Inode = uint64(dev), uint64(inode)
-		out[p.Path] = p
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("inbox: positions: %w", err)
 	}
 	return out, nil
+}
+
+const selectPosition = "SELECT path, dev, inode, fingerprint, offset, mark FROM positions"
+
+func scanPosition(s scanner) (Position, error) {
+	var p Position
+	var dev, inode int64
+	err := s.Scan(&p.Path, &dev, &inode, &p.Fingerprint, &p.Offset, &p.Mark)
+	p.Dev, p.Inode = uint64(dev), uint64(inode)
+	return p, err
 }
 
 const selectSession = "SELECT agent, session, project, path, state, note, until, updated_at, machine FROM sessions"

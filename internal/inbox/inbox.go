@@ -117,6 +117,11 @@ func migrateOne(ctx context.Context, w *sql.DB, upTo int) (done bool, err error)
 	if _, err := tx.ExecContext(ctx, migrations[version]); err != nil {
 		return false, fmt.Errorf("migrate to schema version %d: %w", version+1, err)
 	}
+	if move := moveData[version+1]; move != nil {
+		if err := move(ctx, tx); err != nil {
+			return false, fmt.Errorf("migrate to schema version %d: %w", version+1, err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", version+1)); err != nil {
 		return false, fmt.Errorf("migrate: set schema version %d: %w", version+1, err)
 	}

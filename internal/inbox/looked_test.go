@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"bytes"
+	"database/sql"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -166,4 +167,39 @@ func FuzzSplitLooked(f *testing.F) {
 			t.Fatalf("%q split into %q and %q", p, folder, name)
 		}
 	})
+}
+
+// A database of a first look stored one row per file moves those rows into
+// folder rows when it is opened by this version; the others stay rows.
+func TestMigrateMovesLooked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nudge.db")
+	old, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrate(ctx, old, 3); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Position{}
+	add := func(p Position) {
+		want[p.Path] = p
+		if _, err := old.Exec("INSERT INTO positions (path, dev, inode, fingerprint, offset, mark) VALUES (?, ?, ?, ?, ?, ?)",
+			p.Path, p.Dev, p.Inode, p.Fingerprint, p.Offset, p.Mark); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 50 {
+		add(Position{Path: fmt.Sprintf("/h/p%d/s%d.jsonl", i%3, i), Dev: 7, Inode: uint64(i), Offset: int64(i)})
+	}
+	add(Position{Path: "/h/p0/read.jsonl", Dev: 7, Inode: 99, Fingerprint: "256:aa", Offset: 300, Mark: "12:bb"})
+	add(Position{Path: "/h/p0/../odd.jsonl", Dev: 7, Inode: 98, Offset: 3})
+	old.Close()
+
+	db := open(t, path)
+	if got := positionsOf(t, db); !maps.Equal(got, want) {
+		t.Fatalf("positions after the move differ: %d of %d", len(got), len(want))
+	}
+	if n, rows := count(t, db, "looked"), count(t, db, "positions"); n != 3 || rows != 2 {
+		t.Fatalf("%d folder rows and %d position rows after the move, want 3 and 2", n, rows)
+	}
 }

@@ -1,5 +1,10 @@
 package inbox
 
+import (
+	"context"
+	"database/sql"
+)
+
 // migrations are the schema steps, applied in order; the database's
 // PRAGMA user_version counts how many have run. Append, never edit: a
 // released step is part of every database that ran it.
@@ -100,4 +105,10 @@ var migrations = []string{
 		folder TEXT PRIMARY KEY CHECK (folder <> ''),
 		files  BLOB NOT NULL
 	);`,
+}
+
+// moveData are the steps in Go that follow a schema step, in its
+// transaction, by the version that step reaches.
+var moveData = map[int]func(context.Context, *sql.Tx) error{
+	4: moveLooked,
 }
