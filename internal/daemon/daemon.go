@@ -321,10 +321,10 @@ func (d *Daemon) sources(ctx context.Context) ([]watch.Source, error) {
 	return sources, nil
 }
 
-func watchPositions(stored map[string]inbox.Position) map[string]watch.Position {
+func watchPositions(stored []inbox.Position) map[string]watch.Position {
 	out := make(map[string]watch.Position, len(stored))
-	for path, p := range stored {
-		out[path] = watch.Position{Path: path, File: watch.FileID{Dev: p.Dev, Inode: p.Inode, Fingerprint: p.Fingerprint}, Offset: p.Offset, Mark: p.Mark}
+	for _, p := range stored {
+		out[p.Path] = watch.Position{Path: p.Path, File: watch.FileID{Dev: p.Dev, Inode: p.Inode, Fingerprint: p.Fingerprint}, Offset: p.Offset, Mark: p.Mark}
 	}
 	return out
 }

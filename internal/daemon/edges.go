@@ -17,7 +17,7 @@ type store interface {
 	Commit(ctx context.Context, b inbox.Batch) error
 	Known(ctx context.Context, idents [][]byte) (map[string]bool, error)
 	Typing(ctx context.Context, id int64, backend, target, place string) error
-	Positions(ctx context.Context) (map[string]inbox.Position, error)
+	Positions(ctx context.Context) ([]inbox.Position, error)
 	Sessions(ctx context.Context) ([]inbox.SessionRow, error)
 	Unfinished(ctx context.Context) ([]inbox.AttemptRow, error)
 	Meta(ctx context.Context, key string) (string, bool, error)

@@ -98,8 +98,11 @@ func TestStoreFailureLosesNothingAndTellsOnce(t *testing.T) {
 	if n := c.events(); len(n) != 0 {
 		t.Fatalf("events stored while the store refuses: %v", n)
 	}
-	if pos, _ := c.store.Positions(context.Background()); pos[c.transcript()].Offset != 0 {
-		t.Fatalf("a position advanced past what was not stored: %+v", pos[c.transcript()])
+	pos, _ := c.store.Positions(context.Background())
+	for _, p := range pos {
+		if p.Path == c.transcript() && p.Offset != 0 {
+			t.Fatalf("a position advanced past what was not stored: %+v", p)
+		}
 	}
 
 	c.write(prompt("p3", "three"), authError("e3")) // written meanwhile

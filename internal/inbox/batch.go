@@ -236,27 +236,29 @@ func (db *DB) Known(ctx context.Context, idents [][]byte) (map[string]bool, erro
 	return known, nil
 }
 
-// Positions returns every stored read position, by path.
-func (db *DB) Positions(ctx context.Context) (map[string]Position, error) {
-	out, err := db.readLooked(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("inbox: positions: %w", err)
-	}
+// Positions returns every stored read position, one per path: a file's
+// row, else its place in its folder's row (looked.go).
+func (db *DB) Positions(ctx context.Context) ([]Position, error) {
 	rows, err := db.r.QueryContext(ctx, selectPosition)
 	if err != nil {
 		return nil, fmt.Errorf("inbox: positions: %w", err)
 	}
+	var own []Position
 	err = scanAll(rows, func(s scanner) error {
 		p, err := scanPosition(s)
 		if err == nil {
-			out[p.Path] = p
+			own = append(own, p)
 		}
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("inbox: positions: %w", err)
 	}
-	return out, nil
+	out, err := db.readLooked(ctx, own)
+	if err != nil {
+		return nil, fmt.Errorf("inbox: positions: %w", err)
+	}
+	return append(out, own...), nil
 }
 
 const selectPosition = "SELECT path, dev, inode, fingerprint, offset, mark FROM positions"

@@ -201,9 +201,8 @@ func TestCommitRoundTrip(t *testing.T) {
 		t.Error("Changed not signalled by Commit")
 	}
 
-	pos, err := db.Positions(ctx)
-	if err != nil || !reflect.DeepEqual(pos, map[string]Position{b.Positions[0].Path: b.Positions[0]}) {
-		t.Errorf("Positions = %+v, %v", pos, err)
+	if pos := positionsOf(t, db); !reflect.DeepEqual(pos, map[string]Position{b.Positions[0].Path: b.Positions[0]}) {
+		t.Errorf("Positions = %+v", pos)
 	}
 	sessions, err := db.Sessions(ctx)
 	if err != nil || !reflect.DeepEqual(sessions, b.Sessions) {
@@ -240,7 +239,7 @@ func TestCommitRoundTrip(t *testing.T) {
 	if err := db.Commit(ctx, b2); err != nil {
 		t.Fatal(err)
 	}
-	if pos, _ := db.Positions(ctx); pos[b.Positions[0].Path].Offset != 5000 {
+	if pos := positionsOf(t, db); pos[b.Positions[0].Path].Offset != 5000 {
 		t.Errorf("offset after update = %d, want 5000", pos[b.Positions[0].Path].Offset)
 	}
 	if s, _, _ := db.Session(ctx, "claude", "s1"); !reflect.DeepEqual(s, b2.Sessions[0]) {
@@ -533,9 +532,8 @@ func TestMigrateFromVersion2(t *testing.T) {
 	}
 	old.Close()
 	db := open(t, path)
-	pos, err := db.Positions(ctx)
-	if err != nil || pos["/f"] != (Position{Path: "/f", Dev: 1, Inode: 2, Fingerprint: "3:ab", Offset: 40}) {
-		t.Fatalf("positions after migration = %+v, %v", pos, err)
+	if pos := positionsOf(t, db); pos["/f"] != (Position{Path: "/f", Dev: 1, Inode: 2, Fingerprint: "3:ab", Offset: 40}) {
+		t.Fatalf("positions after migration = %+v", pos)
 	}
 	unfinished, err := db.Unfinished(ctx)
 	if err != nil || len(unfinished) != 1 || !unfinished[0].Typing.IsZero() || unfinished[0].Place != "" {
@@ -605,13 +603,13 @@ func TestMetaCommitsWithTheBatch(t *testing.T) {
 	if v, _, _ := db.Meta(ctx, "k"); v != "v1" {
 		t.Errorf("meta after a failed commit = %q, want v1", v)
 	}
-	if pos, _ := db.Positions(ctx); pos["/f"].Mark != "1:00" {
+	if pos := positionsOf(t, db); pos["/f"].Mark != "1:00" {
 		t.Errorf("position mark = %q", pos["/f"].Mark)
 	}
 	if err := db.Commit(ctx, Batch{Forget: []string{"/f", "/never"}}); err != nil {
 		t.Fatal(err)
 	}
-	if pos, _ := db.Positions(ctx); len(pos) != 0 {
+	if pos := positionsOf(t, db); len(pos) != 0 {
 		t.Errorf("positions after Forget: %+v", pos)
 	}
 }

@@ -269,9 +269,9 @@ func forgetRows(ctx context.Context, tx *sql.Tx, folder string, files map[string
 	return each(ctx, tx, deletePosition, gone, func(p string) []any { return []any{p} })
 }
 
-// readLooked returns the positions of every folder's row, by path; a row
-// of positions for the same path takes precedence (Positions).
-func (db *DB) readLooked(ctx context.Context) (map[string]Position, error) {
+// readLooked returns the positions of every folder's row but those of
+// the paths in own, which take precedence.
+func (db *DB) readLooked(ctx context.Context, own []Position) ([]Position, error) {
 	rows, err := db.r.QueryContext(ctx, "SELECT folder, files FROM looked")
 	if err != nil {
 		return nil, err
@@ -281,7 +281,7 @@ func (db *DB) readLooked(ctx context.Context) (map[string]Position, error) {
 		files  []byte
 	}
 	var folders []folderRow
-	total := 0
+	total := len(own)
 	err = scanAll(rows, func(s scanner) error {
 		var r folderRow
 		if err := s.Scan(&r.folder, &r.files); err != nil {
@@ -297,12 +297,17 @@ func (db *DB) readLooked(ctx context.Context) (map[string]Position, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]Position, total)
+	owned := make(map[string]bool, len(own))
+	for _, p := range own {
+		owned[p.Path] = true
+	}
+	out := make([]Position, 0, total)
 	for _, r := range folders {
 		prefix := folderPrefix(r.folder) // storeLooked made sure prefix+name is the clean path
 		err := decodeLooked(r.files, func(int) {}, func(name string, f lookedFile) {
-			p := prefix + name
-			out[p] = Position{Path: p, Dev: f.Dev, Inode: f.Inode, Offset: f.Offset}
+			if p := prefix + name; !owned[p] {
+				out = append(out, Position{Path: p, Dev: f.Dev, Inode: f.Inode, Offset: f.Offset})
+			}
 		})
 		if err != nil {
 			return nil, fmt.Errorf("folder %q: %w; %s", r.folder, err, damagedAdvice(db.path))

@@ -19,13 +19,21 @@ func count(t *testing.T, db *DB, table string) int {
 	return n
 }
 
+// positionsOf is db's positions by path; each path must come once.
 func positionsOf(t *testing.T, db *DB) map[string]Position {
 	t.Helper()
 	got, err := db.Positions(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return got
+	out := map[string]Position{}
+	for _, p := range got {
+		if _, twice := out[p.Path]; twice {
+			t.Fatalf("%s given twice", p.Path)
+		}
+		out[p.Path] = p
+	}
+	return out
 }
 
 // A first look's positions go into one row per folder and come back as

@@ -146,10 +146,11 @@ type tail struct {
 	known    bool // dev, ino and fp describe the file the position belongs to
 	// deferred: the position was taken from the file's size alone (a first
 	// look); fp and mark are taken when the file first changes.
-	deferred bool
-	atEnd    bool // begin at the file's end (old history on a first look)
-	dev, ino uint64
-	fp       fingerprint
+	deferred   bool
+	atEnd      bool // begin at the file's end (old history on a first look)
+	positioned bool // the last run stored a position for its path (Options.Positions)
+	dev, ino   uint64
+	fp         fingerprint
 	// mark fingerprints the bytes just before the position.
 	mark fingerprint
 	// offset is the position while reading is nil; lines.start holds it

@@ -124,7 +124,12 @@ func (w *Watcher) looked(ctx context.Context, p string, t *tail, st stat) (fi os
 // (docs/durability.md).
 func (w *Watcher) track(r *root, p string, set FileSet) *tail {
 	t := &tail{agent: r.Agent, path: p, snapshot: set.Snapshot, database: set.Database, host: set.Host != "", json: set.JSON}
-	if pos, ok := w.opts.Positions[p]; ok && !set.Snapshot {
+	pos, stored := w.opts.Positions[p]
+	if stored {
+		t.positioned = true
+		w.storedFollowed++
+	}
+	if stored && !set.Snapshot {
 		t.known, t.dev, t.ino = true, pos.File.Dev, pos.File.Inode
 		t.fp, t.deferred = parseFingerprint(pos.File.Fingerprint), pos.File.Fingerprint == ""
 		t.offset = max(pos.Offset, 0)
@@ -145,6 +150,9 @@ func (w *Watcher) track(r *root, p string, set FileSet) *tail {
 // forget stops following t, whose file is gone; a snapshot reports it.
 func (w *Watcher) forget(ctx context.Context, t *tail) {
 	w.close(t)
+	if t.positioned {
+		w.storedFollowed--
+	}
 	delete(w.tails, t.path)
 	delete(w.problems, t.path)
 	delete(w.owed, t)

@@ -172,7 +172,10 @@ type Watcher struct {
 	owed        map[*tail]struct{}  // files with skipped lines not logged yet
 	relook      map[*tail]time.Time // databases to read once more, when (databaseSettle)
 	tails       map[string]*tail
-	open        map[*tail]struct{}
+	// storedFollowed counts the tails of paths with a stored position:
+	// when it is all of them, no file of the last run is gone.
+	storedFollowed int
+	open           map[*tail]struct{}
 	// closeDue: the first open file due to be closed idle, or earlier (a
 	// file read since only goes later; one opened since is due after
 	// it); zero: to be found again, as once closeIdle has run.
@@ -983,6 +986,9 @@ func (w *Watcher) unwatch(dir string) {
 // goneWhileAway reports snapshot files of the last run that are gone now;
 // the caller sends them.
 func (w *Watcher) goneWhileAway(ctx context.Context) {
+	if w.storedFollowed == len(w.opts.Positions) {
+		return // every path of the last run is followed
+	}
 	var paths []string // in order: those the scan did not find
 	for p := range w.opts.Positions {
 		if w.tails[p] == nil {

@@ -462,7 +462,7 @@ func TestSnapshotFiles(t *testing.T) {
 	appendTo(t, live, `{"pid":555,"status":"busy"}`)
 	opts := options(firstLook(claudeSources(root))) // a snapshot is state, not history: it is reported anyway
 	gone := filepath.Join(root, "sessions", "444.json")
-	opts.Positions = map[string]Position{gone: {Path: gone, File: FileID{Inode: 9}, Offset: 20}}
+	opts.Positions = map[string]Position{gone: {Path: gone, File: FileID{Inode: 9}, Offset: 20}, live: {Path: live, Offset: 27}}
 	r := startRun(t, opts)
 
 	recs := r.records(2)
