@@ -184,18 +184,24 @@ func TestRestartStoresNoEventTwice(t *testing.T) {
 	}
 }
 
+// oldHistory writes n transcripts, each ending in a provider error, before
+// the daemon starts.
+func (c *core) oldHistory(n int) {
+	for i := range n {
+		path := filepath.Join(c.root, "projects", "-p", "old"+string(rune('a'+i))+".jsonl")
+		b, _ := json.Marshal(apiError("old"+string(rune('a'+i)), 500, err500))
+		if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+}
+
 // A first look stores a position for every file, together with its mark:
 // a store that refuses it stores neither, and once it works both; old
 // history is never told, what is added later is.
 func TestFirstLookStoredTogether(t *testing.T) {
 	c := newCore(t)
-	for i := range 5 {
-		path := filepath.Join(c.root, "projects", "-p", "old"+string(rune('a'+i))+".jsonl")
-		b, _ := json.Marshal(apiError("old"+string(rune('a'+i)), 500, err500))
-		if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c.oldHistory(5)
 	c.startRefusing(true)
 	c.eventually("the refused first scan", func() bool { return c.status().Daemon.StoreFailing != nil })
 	looked := func() bool {
@@ -241,13 +247,7 @@ func TestFirstLookStoredTogether(t *testing.T) {
 // positions are stored one by one, and a restart reads both.
 func TestFirstLookStoredPerFolder(t *testing.T) {
 	c := newCore(t)
-	for i := range 5 {
-		path := filepath.Join(c.root, "projects", "-p", "old"+string(rune('a'+i))+".jsonl")
-		b, _ := json.Marshal(apiError("old"+string(rune('a'+i)), 500, err500))
-		if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c.oldHistory(5)
 	c.start()
 	c.eventually("the first scan stored", func() bool { return c.status().Daemon.Ready })
 	if n := c.store.looked.Load(); n != 5 {

@@ -239,18 +239,7 @@ func (db *DB) Known(ctx context.Context, idents [][]byte) (map[string]bool, erro
 // Positions returns every stored read position, one per path: a file's
 // row, else its place in its folder's row (looked.go).
 func (db *DB) Positions(ctx context.Context) ([]Position, error) {
-	rows, err := db.r.QueryContext(ctx, selectPosition)
-	if err != nil {
-		return nil, fmt.Errorf("inbox: positions: %w", err)
-	}
-	var own []Position
-	err = scanAll(rows, func(s scanner) error {
-		p, err := scanPosition(s)
-		if err == nil {
-			own = append(own, p)
-		}
-		return err
-	})
+	own, err := queryPositions(ctx, db.r, "")
 	if err != nil {
 		return nil, fmt.Errorf("inbox: positions: %w", err)
 	}
@@ -261,14 +250,27 @@ func (db *DB) Positions(ctx context.Context) ([]Position, error) {
 	return append(out, own...), nil
 }
 
-const selectPosition = "SELECT path, dev, inode, fingerprint, offset, mark FROM positions"
-
-func scanPosition(s scanner) (Position, error) {
-	var p Position
-	var dev, inode int64
-	err := s.Scan(&p.Path, &dev, &inode, &p.Fingerprint, &p.Offset, &p.Mark)
-	p.Dev, p.Inode = uint64(dev), uint64(inode)
-	return p, err
+// queryPositions reads the rows of positions, those that where (a WHERE
+// clause, or "") picks, through q: the readers or a transaction.
+func queryPositions(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, where string) ([]Position, error) {
+	rows, err := q.QueryContext(ctx, "SELECT path, dev, inode, fingerprint, offset, mark FROM positions "+where)
+	if err != nil {
+		return nil, err
+	}
+	var out []Position
+	err = scanAll(rows, func(s scanner) error {
+		var p Position
+		var dev, inode int64
+		if err := s.Scan(&p.Path, &dev, &inode, &p.Fingerprint, &p.Offset, &p.Mark); err != nil {
+			return err
+		}
+		p.Dev, p.Inode = uint64(dev), uint64(inode)
+		out = append(out, p)
+		return nil
+	})
+	return out, err
 }
 
 const selectSession = "SELECT agent, session, project, path, state, note, until, updated_at, machine FROM sessions"

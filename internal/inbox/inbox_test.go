@@ -121,15 +121,22 @@ func TestOpenTwiceKeepsData(t *testing.T) {
 	}
 }
 
-func TestMigrateFromVersion1(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "nudge.db")
+// openAt opens a new database at path with the schema of version.
+func openAt(t *testing.T, path string, version int) *sql.DB {
+	t.Helper()
 	old, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := migrate(ctx, old, 1); err != nil {
+	if err := migrate(ctx, old, version); err != nil {
 		t.Fatal(err)
 	}
+	return old
+}
+
+func TestMigrateFromVersion1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nudge.db")
+	old := openAt(t, path, 1)
 	if _, err := old.Exec(`INSERT INTO entries (time, agent, project, session, what, error_text, class, code, attempts)
 		VALUES (1, 'codex', '/p', 's', 'gave up', 'HTTP 500', 'provider_error', '500', 3)`); err != nil {
 		t.Fatal(err)
@@ -514,13 +521,7 @@ func TestTwoProcesses(t *testing.T) {
 
 func TestMigrateFromVersion2(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "nudge.db")
-	old, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := migrate(ctx, old, 2); err != nil {
-		t.Fatal(err)
-	}
+	old := openAt(t, path, 2)
 	for _, q := range []string{
 		`INSERT INTO positions (path, dev, inode, fingerprint, offset) VALUES ('/f', 1, 2, '3:ab', 40)`,
 		`INSERT INTO events (agent, session, project, kind, class, code, message, detail) VALUES ('claude', 's', '', 'turn_done', '', '', '', '')`,

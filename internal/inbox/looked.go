@@ -154,18 +154,7 @@ func storeLooked(ctx context.Context, tx *sql.Tx, positions []Position) error {
 // moveLooked moves the positions stored as rows before there were folder
 // rows that can be in one (a first look's) into their folders' rows.
 func moveLooked(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, selectPosition+" WHERE fingerprint = '' AND mark = ''")
-	if err != nil {
-		return fmt.Errorf("positions to move: %w", err)
-	}
-	var looked []Position
-	err = scanAll(rows, func(s scanner) error {
-		p, err := scanPosition(s)
-		if err == nil {
-			looked = append(looked, p)
-		}
-		return err
-	})
+	looked, err := queryPositions(ctx, tx, "WHERE fingerprint = '' AND mark = ''")
 	if err != nil {
 		return fmt.Errorf("positions to move: %w", err)
 	}

@@ -2,7 +2,6 @@ package inbox
 
 import (
 	"bytes"
-	"database/sql"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -181,13 +180,7 @@ func FuzzSplitLooked(f *testing.F) {
 // folder rows when it is opened by this version; the others stay rows.
 func TestMigrateMovesLooked(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "nudge.db")
-	old, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := migrate(ctx, old, 3); err != nil {
-		t.Fatal(err)
-	}
+	old := openAt(t, path, 3)
 	want := map[string]Position{}
 	add := func(p Position) {
 		want[p.Path] = p
