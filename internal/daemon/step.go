@@ -150,6 +150,11 @@ func (d *Daemon) handleBatch(ctx context.Context, b watch.Batch) {
 	backlog := !d.ready
 	var events []found
 	last := map[string]watch.Record{}
+	if backlog {
+		// The first scan's batches hold a checkpoint of every file it
+		// found: thousands, sized at once rather than grown.
+		last, st.paths = make(map[string]watch.Record, len(b.Records)), make(map[string]bool, len(b.Records))
+	}
 	for _, rec := range b.Records {
 		st.paths[rec.Path] = true
 		events = append(events, d.classifyRecord(rec, now)...)

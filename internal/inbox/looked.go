@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -120,26 +121,31 @@ func splitLooked(p Position) (folder, name string, ok bool) {
 // any row of positions for the same file. One that cannot be (read, or
 // at an unclean path) is stored as a row.
 func storeLooked(ctx context.Context, tx *sql.Tx, positions []Position) error {
-	byFolder := map[string][]Position{}
+	byFolder := map[string]map[string]lookedFile{}
 	var rows []Position
 	for _, p := range positions {
-		if folder, _, ok := splitLooked(p); ok {
-			byFolder[folder] = append(byFolder[folder], p)
-		} else {
+		folder, name, ok := splitLooked(p)
+		if !ok {
 			rows = append(rows, p)
+			continue
 		}
+		if byFolder[folder] == nil {
+			byFolder[folder] = map[string]lookedFile{}
+		}
+		byFolder[folder][name] = lookedFile{Dev: p.Dev, Inode: p.Inode, Offset: p.Offset}
 	}
 	if err := storePositions(ctx, tx, rows); err != nil {
 		return err
 	}
-	for folder, ps := range byFolder {
+	for folder, added := range byFolder {
 		files, err := loadLooked(ctx, tx, folder)
 		if err != nil {
 			return err
 		}
-		for _, p := range ps {
-			_, name, _ := splitLooked(p)
-			files[name] = lookedFile{Dev: p.Dev, Inode: p.Inode, Offset: p.Offset}
+		if len(files) == 0 {
+			files = added
+		} else {
+			maps.Copy(files, added)
 		}
 		if err := forgetRows(ctx, tx, folder, files); err != nil {
 			return err
