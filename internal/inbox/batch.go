@@ -239,22 +239,25 @@ func (db *DB) Known(ctx context.Context, idents [][]byte) (map[string]bool, erro
 // Positions returns every stored read position, one per path: a file's
 // row, else its place in its folder's row (looked.go).
 func (db *DB) Positions(ctx context.Context) ([]Position, error) {
-	own, err := queryPositions(ctx, db.r, "")
+	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}) // both tables as of one moment
 	if err != nil {
 		return nil, fmt.Errorf("inbox: positions: %w", err)
 	}
-	out, err := db.readLooked(ctx, own)
+	defer tx.Rollback()
+	own, err := queryPositions(ctx, tx, "")
 	if err != nil {
 		return nil, fmt.Errorf("inbox: positions: %w", err)
+	}
+	out, err := readLooked(ctx, tx, own)
+	if err != nil {
+		return nil, fmt.Errorf("inbox: positions: %w; %s", err, damagedAdvice(db.path))
 	}
 	return append(out, own...), nil
 }
 
 // queryPositions reads the rows of positions, those that where (a WHERE
-// clause, or "") picks, through q: the readers or a transaction.
-func queryPositions(ctx context.Context, q interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, where string) ([]Position, error) {
+// clause, or "") picks.
+func queryPositions(ctx context.Context, q querier, where string) ([]Position, error) {
 	rows, err := q.QueryContext(ctx, "SELECT path, dev, inode, fingerprint, offset, mark FROM positions "+where)
 	if err != nil {
 		return nil, err

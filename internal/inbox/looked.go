@@ -266,8 +266,8 @@ func forgetRows(ctx context.Context, tx *sql.Tx, folder string, files map[string
 
 // readLooked returns the positions of every folder's row but those of
 // the paths in own, which take precedence.
-func (db *DB) readLooked(ctx context.Context, own []Position) ([]Position, error) {
-	rows, err := db.r.QueryContext(ctx, "SELECT folder, files FROM looked")
+func readLooked(ctx context.Context, q querier, own []Position) ([]Position, error) {
+	rows, err := q.QueryContext(ctx, "SELECT folder, files FROM looked")
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +305,7 @@ func (db *DB) readLooked(ctx context.Context, own []Position) ([]Position, error
 			}
 		})
 		if err != nil {
-			return nil, fmt.Errorf("folder %q: %w; %s", r.folder, err, damagedAdvice(db.path))
+			return nil, fmt.Errorf("folder %q: %w", r.folder, err)
 		}
 	}
 	return out, nil
