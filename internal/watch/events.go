@@ -43,10 +43,13 @@ type folderSource interface {
 }
 
 // folderChange names a folder where something changed. All: changes were
-// lost (the system dropped events); every root is scanned again.
+// lost (the system dropped events); every root is scanned again. Gone: the
+// watched folder Dir itself was removed or moved, and its watch with it; a
+// folder at its path now is another one, to be watched anew (sources with a
+// watch per folder: inotify, kqueue).
 type folderChange struct {
-	Dir string
-	All bool
+	Dir       string
+	All, Gone bool
 }
 
 // handleFolders looks in each folder that changed, then tells the source
@@ -57,6 +60,11 @@ func (w *Watcher) handleFolders(ctx context.Context, changes []folderChange) {
 			w.log.Warn("folder events were lost; rescanning every root")
 			w.scanRoots(ctx)
 			break
+		}
+		if c.Gone {
+			w.dropDir(ctx, c.Dir)
+			w.lookIn(ctx, filepath.Dir(c.Dir)) // finds a folder put in its place
+			continue
 		}
 		w.lookIn(ctx, c.Dir)
 	}
@@ -86,6 +94,9 @@ func (w *Watcher) lookInDir(ctx context.Context, r *root, dir string, rel []stri
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		w.dropDir(ctx, dir)
+		if dir == r.Root {
+			w.scanRoot(ctx, r) // gone: wait for it where it would appear
+		}
 		return
 	case err != nil:
 		w.problem(dir, "cannot read folder", err)

@@ -71,11 +71,11 @@ func (s *kqueueSource) run(log *slog.Logger) {
 			case !ok:
 			case s.hot[p]:
 				s.c.note(folderChange{Dir: filepath.Dir(p)})
+			case ev.Fflags&(unix.NOTE_DELETE|unix.NOTE_RENAME) != 0:
+				s.c.note(folderChange{Dir: p, Gone: true}) // its descriptor stays with what was moved or removed
+				s.c.note(folderChange{Dir: filepath.Dir(p)})
 			default:
 				s.c.note(folderChange{Dir: p})
-				if ev.Fflags&(unix.NOTE_DELETE|unix.NOTE_RENAME) != 0 {
-					s.c.note(folderChange{Dir: filepath.Dir(p)})
-				}
 			}
 		}
 		s.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -23,7 +24,7 @@ func newFolderSource(_ []string, latency time.Duration, log *slog.Logger) (folde
 	if err != nil {
 		return nil, err
 	}
-	s := &notifySource{fsw: fsw, c: newCoalescer(latency), done: make(chan struct{})}
+	s := &notifySource{fsw: fsw, c: newCoalescer(latency), done: make(chan struct{}), watched: map[string]bool{}}
 	go s.run(log)
 	return s, nil
 }
@@ -33,6 +34,9 @@ type notifySource struct {
 	fsw  *fsnotify.Watcher
 	c    *coalescer
 	done chan struct{}
+
+	mu      sync.Mutex
+	watched map[string]bool // the folders added
 }
 
 func (s *notifySource) run(log *slog.Logger) {
@@ -43,6 +47,9 @@ func (s *notifySource) run(log *slog.Logger) {
 		case ev, ok := <-s.fsw.Events:
 			if !ok {
 				return
+			}
+			if ev.Op&(fsnotify.Remove|fsnotify.Rename) != 0 && s.gone(ev.Name) {
+				s.c.note(folderChange{Dir: ev.Name, Gone: true})
 			}
 			if ev.Op&^fsnotify.Chmod != 0 {
 				s.c.note(folderChange{Dir: filepath.Dir(ev.Name)})
@@ -60,8 +67,33 @@ func (s *notifySource) run(log *slog.Logger) {
 	}
 }
 
-func (s *notifySource) Add(dir string) error           { return s.fsw.Add(dir) }
-func (s *notifySource) Remove(dir string)              { _ = s.fsw.Remove(dir) }
+func (s *notifySource) Add(dir string) error {
+	if err := s.fsw.Add(dir); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watched[dir] = true
+	return nil
+}
+
+func (s *notifySource) Remove(dir string) {
+	s.mu.Lock()
+	delete(s.watched, dir)
+	s.mu.Unlock()
+	_ = s.fsw.Remove(dir)
+}
+
+// gone reports whether p is a folder added, forgetting it: removed or
+// moved, its watch is no more.
+func (s *notifySource) gone(p string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	was := s.watched[p]
+	delete(s.watched, p)
+	return was
+}
+
 func (s *notifySource) Hot([]string)                   {}
 func (s *notifySource) Complete() bool                 { return true }
 func (s *notifySource) Changes() <-chan []folderChange { return s.c.out }
