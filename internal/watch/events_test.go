@@ -47,6 +47,24 @@ func TestCoalescerLeadingEdge(t *testing.T) {
 	}
 }
 
+// scannedFolderWatcher is a watcher of the Claude Code root with the
+// folder-level design, its first scan done, not running: the test hands it
+// the changes in the order it chooses.
+func scannedFolderWatcher(t *testing.T, root string) (*Watcher, context.Context) {
+	t.Helper()
+	opts := options(claudeSources(root))
+	opts.Events = EventsFolders
+	w, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.startEvents()
+	t.Cleanup(func() { w.folders.Close() })
+	ctx := context.Background()
+	w.scanRoots(ctx)
+	return w, ctx
+}
+
 // A watched folder removed and made again before the watcher looks (a sync
 // tool putting a project back) is a new folder: the watcher drops the old
 // one and watches the new, so what is written in it later is seen.
@@ -56,16 +74,7 @@ func TestFolderReplacedBeforeTheLook(t *testing.T) {
 	dir := filepath.Join(projects, "p")
 	file := filepath.Join(dir, "s.jsonl")
 	appendTo(t, file, "first\n")
-	opts := options(claudeSources(root))
-	opts.Events = EventsFolders
-	w, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.startEvents()
-	defer w.folders.Close()
-	ctx := context.Background()
-	w.scanRoots(ctx)
+	w, ctx := scannedFolderWatcher(t, root)
 
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
@@ -103,16 +112,7 @@ func TestRootGoneBeforeItsEvents(t *testing.T) {
 	root := filepath.Join(base, "home", ".claude")
 	file := filepath.Join(root, "projects", "p", "s.jsonl")
 	appendTo(t, file, "first\n")
-	opts := options(claudeSources(root))
-	opts.Events = EventsFolders
-	w, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.startEvents()
-	defer w.folders.Close()
-	ctx := context.Background()
-	w.scanRoots(ctx)
+	w, ctx := scannedFolderWatcher(t, root)
 
 	if err := os.RemoveAll(filepath.Join(base, "home")); err != nil {
 		t.Fatal(err)
