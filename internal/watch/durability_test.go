@@ -2,6 +2,7 @@ package watch
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -200,6 +201,49 @@ func TestSameHeadRewriteIsReadAgain(t *testing.T) {
 	wantLinesText(t, r.synced(file), strings.TrimSuffix(head, "\n"), "the second version, longer: its lines are elsewhere", "second line")
 	if !strings.Contains(r.log.String(), "was rewritten before the position") {
 		t.Errorf("the rewrite is not logged:\n%s", r.log)
+	}
+}
+
+// TestHeldOpenFileReadsOnAfterItsMark: an append to a file held open is
+// read with one read, of the bytes before the position and what follows
+// them. Those bytes holding, it reads on from the position, even though its
+// first bytes were rewritten in place: they are checked when the file is
+// next looked at in full, and it is then read from its start. An append
+// larger than one read takes the full check at once.
+func TestHeldOpenFileReadsOnAfterItsMark(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "projects", "p", "s.jsonl")
+	head := strings.Repeat("h", 300)
+	appendTo(t, file, head+"\nfirst line\n")
+	r := startRun(t, options(claudeSources(root)))
+	wantLinesText(t, r.synced(file), head, "first line")
+
+	f, err := os.OpenFile(file, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("H"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(t, file, "second line\n")
+	wantLinesText(t, r.records(1), "second line")
+	if strings.Contains(r.log.String(), "from the start") {
+		t.Fatalf("an append read the file again:\n%s", r.log)
+	}
+
+	big := make([]string, 0, 3*readBuffer/100)
+	var text strings.Builder
+	for i := range cap(big) {
+		big = append(big, fmt.Sprintf("%099d", i))
+		text.WriteString(big[i] + "\n")
+	}
+	appendTo(t, file, text.String())
+	wantLinesText(t, r.synced(file), append([]string{"H" + head[1:], "first line", "second line"}, big...)...)
+	if !strings.Contains(r.log.String(), "reading it from the start") {
+		t.Errorf("the first bytes' change is not logged:\n%s", r.log)
 	}
 }
 

@@ -171,15 +171,50 @@ func (w *Watcher) forget(ctx context.Context, t *tail) {
 
 // readWritten brings t up to date after a write event named its path:
 // the file held open is the one written (a file put in its place has an
-// event of its own), so its own stat does.
+// event of its own), so what was appended to it is read (readAppended), or
+// else its own stat does.
 func (w *Watcher) readWritten(ctx context.Context, t *tail) {
 	if t.reading != nil && t.f != nil {
+		if w.readAppended(ctx, t) {
+			return
+		}
 		if open, err := t.f.Stat(); err == nil {
 			w.readOpen(ctx, t, open)
 			return
 		}
 	}
 	w.read(ctx, t)
+}
+
+// readAppended reads what was appended to t's file, held open, with a
+// single read: of the bytes just before the position, which must still be
+// those of its mark, and of all that follows them. A file held open keeps
+// its inode, and one whose bytes before the position hold was not cut or
+// rewritten up to there, so neither a stat nor its first bytes are needed
+// (docs/durability.md §2). It reports false, having emitted nothing, when
+// that read cannot tell: no mark yet, first bytes still growing, a mark
+// that does not hold, or more than one read's worth appended; the full
+// check then does.
+func (w *Watcher) readAppended(ctx context.Context, t *tail) bool {
+	at, m := t.lines.start, t.mark
+	if t.snapshot || t.deferred || !t.known || t.markStale || m.n <= 0 || int64(m.n) > at || t.fp.n < fingerprintLen {
+		return false
+	}
+	from := at - int64(m.n)
+	n, err := t.f.ReadAt(w.aheadBuf[:], from)
+	if err != nil && !errors.Is(err, io.EOF) || n == len(w.aheadBuf) || n < m.n || fnv1a(fnvOffset, w.aheadBuf[:m.n]) != m.sum {
+		return false
+	}
+	size := from + int64(n)
+	if size < t.lines.pos {
+		t.lines.rewind() // the unfinished line was cut: read it again
+	}
+	w.ahead = readAhead{at: at, bytes: w.aheadBuf[m.n:n]}
+	// Its time is not known without a stat: a scan that compares it reads
+	// the file, and finds nothing new.
+	t.size, t.mtime = size, 0
+	w.readLines(ctx, t, size)
+	return true
 }
 
 // read brings t up to date with its file.
