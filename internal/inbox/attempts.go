@@ -34,7 +34,7 @@ type AttemptRow struct {
 
 // beginAttempts stores each attempt as "sending" and sets its ID; one begun
 // before keeps ID 0. Started defaults to now.
-func beginAttempts(ctx context.Context, tx *sql.Tx, attempts []AttemptRow) error {
+func beginAttempts(ctx context.Context, tx writeTx, attempts []AttemptRow) error {
 	for i := range attempts {
 		a := &attempts[i]
 		if a.Started.IsZero() {
@@ -60,7 +60,7 @@ func beginAttempts(ctx context.Context, tx *sql.Tx, attempts []AttemptRow) error
 // place is what the backend needs to look at that place again. An attempt
 // no longer "sending" is left as it is.
 func (db *DB) Typing(ctx context.Context, id int64, backend, target, place string) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx writeTx) error {
 		_, err := tx.ExecContext(ctx, "UPDATE attempts SET backend = ?, target = ?, place = ?, typing = ? WHERE id = ? AND status = 'sending'",
 			backend, target, place, ms(time.Now()), id)
 		return err

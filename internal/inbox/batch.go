@@ -112,6 +112,10 @@ const (
 	deletePosition = "DELETE FROM positions WHERE path = ?"
 )
 
+// writeStatements are what a batch runs once per row, prepared once when
+// the database is opened (a busy moment stores a batch every 10–50 ms).
+var writeStatements = []string{upsertPosition, insertEvent, upsertSession, insertEntry, insertDecision, finishAttempt, upsertMeta, deletePosition}
+
 // Commit stores the whole batch in one transaction: offsets land together
 // with the events, states, entries and attempts they produced, or not at all.
 func (db *DB) Commit(ctx context.Context, b Batch) error {
@@ -123,7 +127,7 @@ func (db *DB) Commit(ctx context.Context, b Batch) error {
 			return fmt.Errorf("inbox: commit batch: attempt %d: status %q is not %q or %q", o.ID, o.Status, AttemptSent, AttemptFailed)
 		}
 	}
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx writeTx) error {
 		for _, step := range []func() error{
 			func() error { return storePositions(ctx, tx, b.Positions) },
 			func() error { return storeLooked(ctx, tx, b.Looked) },
@@ -180,18 +184,18 @@ func (db *DB) Commit(ctx context.Context, b Batch) error {
 }
 
 // storePositions stores each position as a row of its own.
-func storePositions(ctx context.Context, tx *sql.Tx, positions []Position) error {
+func storePositions(ctx context.Context, tx writeTx, positions []Position) error {
 	return each(ctx, tx, upsertPosition, positions, func(p Position) []any {
 		return []any{p.Path, int64(p.Dev), int64(p.Inode), p.Fingerprint, p.Offset, p.Mark}
 	})
 }
 
 // each runs the prepared statement query once per row, with args(row).
-func each[T any](ctx context.Context, tx *sql.Tx, query string, rows []T, args func(T) []any) error {
+func each[T any](ctx context.Context, tx writeTx, query string, rows []T, args func(T) []any) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	stmt, err := tx.PrepareContext(ctx, query)
+	stmt, err := tx.prepare(ctx, query)
 	if err != nil {
 		return fmt.Errorf("prepare: %w", err)
 	}

@@ -37,6 +37,10 @@ type DB struct {
 	w    *sql.DB // the single writer: BEGIN IMMEDIATE, one connection
 	r    *sql.DB // readers: query_only, deferred transactions
 
+	// stmts are the writer's statements every batch runs, prepared once on
+	// its one connection (writeStatements).
+	stmts map[string]*sql.Stmt
+
 	mu      sync.Mutex
 	changed chan struct{}
 }
@@ -75,13 +79,38 @@ func Open(path string) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("inbox: %s: %w", abs, damaged(abs, err))
 	}
+	stmts := make(map[string]*sql.Stmt, len(writeStatements))
+	for _, q := range writeStatements {
+		s, err := w.Prepare(q)
+		if err != nil {
+			w.Close()
+			return nil, fmt.Errorf("inbox: %s: prepare %q: %w", abs, q, err)
+		}
+		stmts[q] = s
+	}
 	r, err := sql.Open("sqlite", name+"?"+pragmas+readerCache+"&_pragma=query_only(1)")
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("inbox: open %s for reading: %w", abs, err)
 	}
 	r.SetMaxOpenConns(4)
-	return &DB{path: abs, w: w, r: r, changed: make(chan struct{})}, nil
+	return &DB{path: abs, w: w, r: r, stmts: stmts, changed: make(chan struct{})}, nil
+}
+
+// writeTx is a write transaction. The statements prepared when the
+// database was opened are run through it without being prepared again;
+// any other query is prepared for the transaction alone.
+type writeTx struct {
+	*sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+// prepare is query's statement in tx.
+func (tx writeTx) prepare(ctx context.Context, query string) (*sql.Stmt, error) {
+	if s, ok := tx.stmts[query]; ok {
+		return tx.StmtContext(ctx, s), nil
+	}
+	return tx.PrepareContext(ctx, query)
 }
 
 // migrate runs the schema steps up to step `upTo` that the database has
@@ -118,7 +147,7 @@ func migrateOne(ctx context.Context, w *sql.DB, upTo int) (done bool, err error)
 		return false, fmt.Errorf("migrate to schema version %d: %w", version+1, err)
 	}
 	if move := moveData[version+1]; move != nil {
-		if err := move(ctx, tx); err != nil {
+		if err := move(ctx, writeTx{Tx: tx}); err != nil {
 			return false, fmt.Errorf("migrate to schema version %d: %w", version+1, err)
 		}
 	}
@@ -174,7 +203,11 @@ func migrateWhenFree(ctx context.Context, w *sql.DB) error {
 
 // Close closes both connection pools.
 func (db *DB) Close() error {
-	return errors.Join(db.r.Close(), db.w.Close())
+	var errs []error
+	for _, s := range db.stmts {
+		errs = append(errs, s.Close())
+	}
+	return errors.Join(append(errs, db.r.Close(), db.w.Close())...)
 }
 
 // Changed returns a channel that is closed at the next change made through
@@ -195,13 +228,13 @@ func (db *DB) announce() {
 }
 
 // write runs fn in one immediate transaction on the writer.
-func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
+func (db *DB) write(ctx context.Context, fn func(writeTx) error) error {
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback()
-	if err := fn(tx); err != nil {
+	if err := fn(writeTx{Tx: tx, stmts: db.stmts}); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {

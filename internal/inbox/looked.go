@@ -120,7 +120,7 @@ func splitLooked(p Position) (folder, name string, ok bool) {
 // storeLooked stores positions in their folders' rows, each in place of
 // any row of positions for the same file. One that cannot be (read, or
 // at an unclean path) is stored as a row.
-func storeLooked(ctx context.Context, tx *sql.Tx, positions []Position) error {
+func storeLooked(ctx context.Context, tx writeTx, positions []Position) error {
 	byFolder := map[string]map[string]lookedFile{}
 	var rows []Position
 	for _, p := range positions {
@@ -159,7 +159,7 @@ func storeLooked(ctx context.Context, tx *sql.Tx, positions []Position) error {
 
 // moveLooked moves the positions stored as rows before there were folder
 // rows that can be in one (a first look's) into their folders' rows.
-func moveLooked(ctx context.Context, tx *sql.Tx) error {
+func moveLooked(ctx context.Context, tx writeTx) error {
 	looked, err := queryPositions(ctx, tx, "WHERE fingerprint = '' AND mark = ''")
 	if err != nil {
 		return fmt.Errorf("positions to move: %w", err)
@@ -168,7 +168,7 @@ func moveLooked(ctx context.Context, tx *sql.Tx) error {
 }
 
 // forgetLooked removes paths from their folders' rows.
-func forgetLooked(ctx context.Context, tx *sql.Tx, paths []string) error {
+func forgetLooked(ctx context.Context, tx writeTx, paths []string) error {
 	byFolder := map[string][]string{}
 	for _, p := range paths {
 		if folder, name, ok := splitLooked(Position{Path: p}); ok { // no other is in a folder's row
@@ -194,7 +194,7 @@ func forgetLooked(ctx context.Context, tx *sql.Tx, paths []string) error {
 }
 
 // loadLooked reads a folder's row (empty when there is none).
-func loadLooked(ctx context.Context, tx *sql.Tx, folder string) (map[string]lookedFile, error) {
+func loadLooked(ctx context.Context, tx writeTx, folder string) (map[string]lookedFile, error) {
 	var b []byte
 	err := tx.QueryRowContext(ctx, "SELECT files FROM looked WHERE folder = ?", folder).Scan(&b)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -212,7 +212,7 @@ func loadLooked(ctx context.Context, tx *sql.Tx, folder string) (map[string]look
 }
 
 // saveLooked replaces a folder's row (removes it when files is empty).
-func saveLooked(ctx context.Context, tx *sql.Tx, folder string, files map[string]lookedFile) error {
+func saveLooked(ctx context.Context, tx writeTx, folder string, files map[string]lookedFile) error {
 	var err error
 	if len(files) == 0 {
 		_, err = tx.ExecContext(ctx, "DELETE FROM looked WHERE folder = ?", folder)
@@ -236,7 +236,7 @@ func folderPrefix(folder string) string {
 }
 
 // forgetRows removes the rows of positions of the files in folder's row.
-func forgetRows(ctx context.Context, tx *sql.Tx, folder string, files map[string]lookedFile) error {
+func forgetRows(ctx context.Context, tx writeTx, folder string, files map[string]lookedFile) error {
 	prefix := folderPrefix(folder)
 	// The paths that start with prefix sort from prefix up to, not
 	// including, prefix with its last byte (the separator) one higher.

@@ -2,7 +2,6 @@ package inbox
 
 import (
 	"context"
-	"database/sql"
 )
 
 // migrations are the schema steps, applied in order; the database's
@@ -109,6 +108,6 @@ var migrations = []string{
 
 // moveData are the steps in Go that follow a schema step, in its
 // transaction, by the version that step reaches.
-var moveData = map[int]func(context.Context, *sql.Tx) error{
+var moveData = map[int]func(context.Context, writeTx) error{
 	4: moveLooked,
 }
