@@ -253,10 +253,21 @@ func (t *claudeTranscript) Read(line []byte) []Event {
 	case string(typ) == "user" && len(t.questions) == 0 && claudeToolResults(line, &r):
 		// Results of tool calls, none a question's answer, read without
 		// decoding them.
-	case !decodeRecord(line, &r):
-		return nil
+	default:
+		return t.decoded(line)
 	}
 	return t.apply(&r)
+}
+
+// decoded classifies a line that must be decoded. Its record is its own:
+// the decoder holds it as an interface, which would move every line's
+// record to the heap, read without decoding or not.
+func (t *claudeTranscript) decoded(line []byte) []Event {
+	r := new(claudeRecord)
+	if !decodeRecord(line, r) {
+		return nil
+	}
+	return t.apply(r)
 }
 
 // apply classifies a record read from a line.
