@@ -148,21 +148,21 @@ func (d *Daemon) handleBatch(ctx context.Context, b watch.Batch) {
 	st := newStep()
 	st.seq, st.ready = b.Seq, b.Ready
 	backlog := !d.ready
-	var events []found
-	last := map[string]watch.Record{}
+	events := make([]found, 0, len(b.Records)) // about one a record
+	last := map[string]int{}                   // each path's last record, in b.Records
 	if backlog {
 		// The first scan's batches hold a checkpoint of every file it
 		// found: thousands, sized at once rather than grown.
-		last, st.paths = make(map[string]watch.Record, len(b.Records)), make(map[string]bool, len(b.Records))
+		last, st.paths = make(map[string]int, len(b.Records)), make(map[string]bool, len(b.Records))
 	}
-	for _, rec := range b.Records {
+	for i, rec := range b.Records {
 		st.paths[rec.Path] = true
-		events = append(events, d.classifyRecord(rec, now)...)
+		events = d.classifyRecord(events, rec, now)
 		if rec.Gone {
 			delete(last, rec.Path)
 			st.batch.Forget = append(st.batch.Forget, rec.Path)
 		} else {
-			last[rec.Path] = rec
+			last[rec.Path] = i
 		}
 	}
 	var idents [][]byte
@@ -185,7 +185,8 @@ func (d *Daemon) handleBatch(ctx context.Context, b watch.Batch) {
 	for _, f := range events {
 		d.observe(st, f, known, backlog, now)
 	}
-	for path, rec := range last {
+	for path, i := range last {
+		rec := b.Records[i]
 		if !rec.Checkpoint && !b.Ready && !st.told[path] && now.Sub(d.positioned[path]) < positionEvery {
 			continue // only lines that store nothing since the last stored position
 		}
@@ -220,18 +221,18 @@ func (d *Daemon) handleBatch(ctx context.Context, b watch.Batch) {
 	}
 }
 
-// classifyRecord reads one record with its file's reader and gives each
-// event its identity.
-func (d *Daemon) classifyRecord(rec watch.Record, now time.Time) []found {
+// classifyRecord reads one record with its file's reader and appends each
+// of its events, with its identity, to out.
+func (d *Daemon) classifyRecord(out []found, rec watch.Record, now time.Time) []found {
 	if rec.Checkpoint {
-		return nil
+		return out
 	}
 	r, ok := d.readers[rec.Path]
 	if !ok {
 		agent, known := classify.Lookup(rec.Agent)
 		if !known {
 			d.log.Warn("record from an unknown agent", "agent", rec.Agent, "path", rec.Path)
-			return nil
+			return out
 		}
 		r = agent.NewReader(rec.Path, disk.Files{})
 		d.readers[rec.Path] = r
@@ -246,11 +247,10 @@ func (d *Daemon) classifyRecord(rec watch.Record, now time.Time) []found {
 		delete(d.lastRead, rec.Path)
 		delete(d.midway, rec.Path)
 	}
-	out := make([]found, len(events))
 	var recordSum []byte
 	var counts [16]kindCount // the few kinds one record holds, without a map per record
 	seen := counts[:0]
-	for i, ev := range events {
+	for _, ev := range events {
 		j := slices.IndexFunc(seen, func(c kindCount) bool { return c.kind == ev.Kind })
 		if j < 0 {
 			j, seen = len(seen), append(seen, kindCount{kind: ev.Kind})
@@ -260,7 +260,7 @@ func (d *Daemon) classifyRecord(rec watch.Record, now time.Time) []found {
 		if ev.ID == "" && recordSum == nil {
 			recordSum = recordIdentity(rec)
 		}
-		out[i] = found{ev: ev, path: rec.Path, ident: eventIdent(ev, n, recordSum), midway: midway}
+		out = append(out, found{ev: ev, path: rec.Path, ident: eventIdent(ev, n, recordSum), midway: midway})
 		if ev.Kind == classify.TurnStarted || ev.Kind == classify.UserMessage {
 			midway = false
 			delete(d.midway, rec.Path)

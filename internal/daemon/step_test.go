@@ -26,15 +26,15 @@ func TestEventIdentityByPlaceInItsRecord(t *testing.T) {
 	d := &Daemon{log: slog.New(slog.DiscardHandler), lastRead: map[string]time.Time{}, midway: map[string]bool{},
 		readers: map[string]classify.Reader{path: records{ev(classify.AgentActivity), ev(classify.UserMessage), ev(classify.AgentActivity), ev(classify.AgentActivity)}}}
 	rec := watch.Record{Agent: "claude", Path: path, Line: []byte(`{"type":"assistant"}`)}
-	first := d.classifyRecord(rec, time.Now())
-	again := d.classifyRecord(rec, time.Now())
+	first := d.classifyRecord(nil, rec, time.Now())
+	again := d.classifyRecord(nil, rec, time.Now())
 	if len(first) != 4 || len(again) != 4 {
 		t.Fatalf("got %d and %d events, want 4", len(first), len(again))
 	}
 	// The place is among events of the same kind: without the user
 	// message in between, the activities keep their identities.
 	d.readers[path] = records{ev(classify.AgentActivity), ev(classify.AgentActivity), ev(classify.AgentActivity)}
-	for i, f := range d.classifyRecord(rec, time.Now()) {
+	for i, f := range d.classifyRecord(nil, rec, time.Now()) {
 		if was := first[[]int{0, 2, 3}[i]]; !bytes.Equal(f.ident, was.ident) {
 			t.Errorf("activity %d: identity %x without the user message, %x with it", i, f.ident, was.ident)
 		}
