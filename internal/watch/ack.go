@@ -133,6 +133,9 @@ func (w *Watcher) emitGone(ctx context.Context, rec Record) {
 // emit queues a record, sending the batch once it is full. Checkpoints do
 // not fill a batch: the positions of a first look go out together.
 func (w *Watcher) emit(ctx context.Context, rec Record) {
+	if w.batch.Records == nil { // sized as the last batch was, rather than grown
+		w.batch.Records = make([]Record, 0, max(1, min(w.lastRecords, batchRecords)))
+	}
 	w.batch.Records = append(w.batch.Records, rec)
 	if rec.Checkpoint {
 		return

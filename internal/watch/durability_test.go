@@ -207,9 +207,8 @@ func TestSameHeadRewriteIsReadAgain(t *testing.T) {
 // TestHeldOpenFileReadsOnAfterItsMark: an append to a file held open is
 // read with one read, of the bytes before the position and what follows
 // them. Those bytes holding, it reads on from the position, even though its
-// first bytes were rewritten in place: they are checked when the file is
-// next looked at in full, and it is then read from its start. An append
-// larger than one read takes the full check at once.
+// first bytes were rewritten in place. An append larger than one read
+// takes the full check, which sees them: the file is read from its start.
 func TestHeldOpenFileReadsOnAfterItsMark(t *testing.T) {
 	root := t.TempDir()
 	file := filepath.Join(root, "projects", "p", "s.jsonl")

@@ -175,7 +175,7 @@ func (w *Watcher) forget(ctx context.Context, t *tail) {
 // else its own stat does.
 func (w *Watcher) readWritten(ctx context.Context, t *tail) {
 	if t.reading != nil && t.f != nil {
-		if w.readAppended(ctx, t) {
+		if w.readAppended(ctx, t, nil) {
 			return
 		}
 		if open, err := t.f.Stat(); err == nil {
@@ -191,11 +191,11 @@ func (w *Watcher) readWritten(ctx context.Context, t *tail) {
 // those of its mark, and of all that follows them. A file held open keeps
 // its inode, and one whose bytes before the position hold was not cut or
 // rewritten up to there, so neither a stat nor its first bytes are needed
-// (docs/durability.md §2). It reports false, having emitted nothing, when
-// that read cannot tell: no mark yet, first bytes still growing, a mark
-// that does not hold, or more than one read's worth appended; the full
-// check then does.
-func (w *Watcher) readAppended(ctx context.Context, t *tail) bool {
+// (docs/durability.md §2). fi is the file's stat when a look took one, or
+// nil. It reports false, having emitted nothing, when that read cannot
+// tell: no mark yet, first bytes still growing, a mark that does not hold,
+// or more than one read's worth appended; the full check then does.
+func (w *Watcher) readAppended(ctx context.Context, t *tail, fi os.FileInfo) bool {
 	at, m := t.lines.start, t.mark
 	if t.snapshot || t.deferred || !t.known || t.markStale || m.n <= 0 || int64(m.n) > at || t.fp.n < fingerprintLen {
 		return false
@@ -210,9 +210,12 @@ func (w *Watcher) readAppended(ctx context.Context, t *tail) bool {
 		t.lines.rewind() // the unfinished line was cut: read it again
 	}
 	w.ahead = readAhead{at: at, bytes: w.aheadBuf[m.n:n]}
-	// Its time is not known without a stat: a scan that compares it reads
-	// the file, and finds nothing new.
+	// Its time is not known without a stat of this size: a look that
+	// compares it reads the file again, and finds nothing new.
 	t.size, t.mtime = size, 0
+	if fi != nil && fi.Size() == size {
+		t.mtime = fi.ModTime().UnixNano()
+	}
 	w.readLines(ctx, t, size)
 	return true
 }
@@ -239,6 +242,9 @@ func (w *Watcher) readFile(ctx context.Context, t *tail, fi os.FileInfo) {
 	}
 	var open os.FileInfo
 	if t.f != nil {
+		if dev, ino := fileKey(fi); dev == t.dev && ino == t.ino && w.readAppended(ctx, t, fi) {
+			return
+		}
 		if o, err := t.f.Stat(); err == nil && os.SameFile(fi, o) {
 			open = o
 		} else {

@@ -591,7 +591,7 @@ func TestFolderLevelDesign(t *testing.T) {
 		"SameContentUnderANewInodeGoesOn":         TestSameContentUnderANewInodeGoesOn, "SameHeadRewriteIsReadAgain": TestSameHeadRewriteIsReadAgain,
 		"BadLinesAreCountedAndLogged": TestBadLinesAreCountedAndLogged, "RewindReadsAgainFromTheAcknowledged": TestRewindReadsAgainFromTheAcknowledged,
 		"OpenCodeDatabaseRows": TestOpenCodeDatabaseRows, "OpenCodeLogWakesTheSearch": TestOpenCodeLogWakesTheSearch,
-		"RunClosesEverything": TestRunClosesEverything,
+		"RunClosesEverything": TestRunClosesEverything, "HeldOpenFileReadsOnAfterItsMark": TestHeldOpenFileReadsOnAfterItsMark,
 	} {
 		t.Run(name, test)
 	}
