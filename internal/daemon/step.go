@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -293,18 +294,19 @@ func recordIdentity(rec watch.Record) []byte {
 // what names it: the agent's own ID, else its record's bytes
 // (docs/durability.md).
 func eventIdent(ev classify.Event, ordinal int, record []byte) []byte {
-	h := sha256.New()
+	var buf [256]byte // what is hashed, without a heap allocation for the usual sizes
+	b := buf[:0]
 	for _, s := range []string{ev.Agent, ev.Session, string(ev.Kind)} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
+		b = append(append(b, s...), 0)
 	}
-	h.Write(binary.AppendUvarint(nil, uint64(ordinal)))
+	b = binary.AppendUvarint(b, uint64(ordinal))
 	if ev.ID != "" {
-		h.Write([]byte("id\x00" + ev.ID))
+		b = append(append(b, "id\x00"...), ev.ID...)
 	} else {
-		h.Write(record)
+		b = append(b, record...)
 	}
-	return h.Sum(nil)[:16]
+	sum := sha256.Sum256(b)
+	return bytes.Clone(sum[:16])
 }
 
 // observe hands an event to its session: the daemon's memory of the

@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"log/slog"
 	"testing"
 	"time"
@@ -47,6 +49,28 @@ func TestEventIdentityByPlaceInItsRecord(t *testing.T) {
 			if bytes.Equal(first[i].ident, first[j].ident) {
 				t.Errorf("events %d and %d of one record share the identity %x", j, i, first[i].ident)
 			}
+		}
+	}
+}
+
+// TestEventIdentityIsStable: the identities stored by earlier versions are
+// those given now, or an upgrade would store every event again. The
+// expected values are SHA-256 of the bytes docs/durability.md §3 lists,
+// computed apart from this code.
+func TestEventIdentityIsStable(t *testing.T) {
+	recordSum := sha256.Sum256([]byte("line\x00{}"))
+	for _, c := range []struct {
+		ev      classify.Event
+		ordinal int
+		record  []byte
+		want    string
+	}{
+		{classify.Event{Agent: "claude", Session: "11111111-1111-4111-8111-111111111111", Kind: classify.TurnFailed, ID: "0c2b7e1a-5a38-4f55-9a5e-1f3d2c4b5a69"},
+			1, nil, "9e4b2be432fd6d121869856cf53594ad"},
+		{classify.Event{Agent: "codex", Session: "s", Kind: classify.TurnStarted}, 0, recordSum[:], "99617e86c0a81f1d778b9dfc6c8fdf06"},
+	} {
+		if got := hex.EncodeToString(eventIdent(c.ev, c.ordinal, c.record)); got != c.want {
+			t.Errorf("%s %s %s: identity %s, stored before as %s", c.ev.Agent, c.ev.Session, c.ev.Kind, got, c.want)
 		}
 	}
 }
