@@ -69,12 +69,8 @@ type Daemon struct {
 	// Owned by the loop goroutine.
 	settings retry.Settings
 	sessions map[retry.Key]*session
-	readers  map[string]classify.Reader
-	lastRead map[string]time.Time // when each file last gave a record
-	// midway are the readers that began in the middle of their file and
-	// have read no start of a turn yet (retry.Session.Repeats).
-	midway map[string]bool
-	wakes  wakeQueue
+	files    map[string]*fileReader // the reader of each file read, by path
+	wakes    wakeQueue
 	// liveDue: when each quiet open turn's process is looked for;
 	// settleDue: when each quiet file's reader judges what it read
 	// (liveness.go). One timer in the loop serves them and the wakes.
@@ -153,9 +149,7 @@ func New(cfg config.Config, log *slog.Logger) (*Daemon, error) {
 		log:        log,
 		now:        time.Now,
 		sessions:   map[retry.Key]*session{},
-		readers:    map[string]classify.Reader{},
-		lastRead:   map[string]time.Time{},
-		midway:     map[string]bool{},
+		files:      map[string]*fileReader{},
 		liveDue:    map[retry.Key]time.Time{},
 		settleDue:  map[string]time.Time{},
 		positioned: map[string]time.Time{},

@@ -44,11 +44,15 @@ func (d *Daemon) scheduleLiveCheck(s *session) {
 // (classify.Settler: Codex 0.98 rollouts write no turn end, OpenCode's
 // undecided turns): one timer per file, from its last record.
 func (d *Daemon) scheduleSettle(path string, now time.Time) {
-	s, ok := d.readers[path].(classify.Settler)
+	f := d.files[path]
+	if f == nil {
+		return
+	}
+	s, ok := f.reader.(classify.Settler)
 	if !ok {
 		return
 	}
-	last := d.lastRead[path]
+	last := f.lastRead
 	if after := s.SettleAfter(now.Sub(last)); after > 0 {
 		d.settleDue[path] = last.Add(after)
 	} else {
@@ -66,11 +70,15 @@ func (d *Daemon) settleQuietFiles(ctx context.Context) {
 			continue
 		}
 		delete(d.settleDue, path)
-		s, ok := d.readers[path].(classify.Settler)
+		f := d.files[path]
+		if f == nil {
+			continue
+		}
+		s, ok := f.reader.(classify.Settler)
 		if !ok {
 			continue
 		}
-		events := s.Settle(now.Sub(d.lastRead[path]))
+		events := s.Settle(now.Sub(f.lastRead))
 		d.scheduleSettle(path, now) // the next judgement, if one still waits
 		for _, ev := range events {
 			// A reader settles a turn once: its file and the time of its

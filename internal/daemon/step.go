@@ -112,9 +112,7 @@ func (d *Daemon) undo(st *step) {
 		d.rearm(s)
 	}
 	for path := range st.paths {
-		delete(d.readers, path)
-		delete(d.lastRead, path)
-		delete(d.midway, path)
+		delete(d.files, path)
 	}
 }
 
@@ -127,6 +125,15 @@ func (d *Daemon) rearm(s *session) {
 	if !s.syncing.IsZero() {
 		d.wakes.add(s.key, s.syncing.Add(syncTimeout))
 	}
+}
+
+// fileReader is what the daemon keeps of a file it reads: its reader, when
+// it last gave a record, and midway: the reader began in the middle of the
+// file and has read no start of a turn yet (retry.Session.Repeats).
+type fileReader struct {
+	reader   classify.Reader
+	lastRead time.Time
+	midway   bool
 }
 
 // found is an event with the record it came from and its identity;
@@ -228,25 +235,22 @@ func (d *Daemon) classifyRecord(out []found, rec watch.Record, now time.Time) []
 	if rec.Checkpoint {
 		return out
 	}
-	r, ok := d.readers[rec.Path]
-	if !ok {
+	f := d.files[rec.Path]
+	if f == nil {
 		agent, known := classify.Lookup(rec.Agent)
 		if !known {
 			d.log.Warn("record from an unknown agent", "agent", rec.Agent, "path", rec.Path)
 			return out
 		}
-		r = agent.NewReader(rec.Path, disk.Files{})
-		d.readers[rec.Path] = r
-		d.midway[rec.Path] = rec.Offset > 0
+		f = &fileReader{reader: agent.NewReader(rec.Path, disk.Files{}), midway: rec.Offset > 0}
+		d.files[rec.Path] = f
 	}
-	events := r.Read(rec.Line)
+	events := f.reader.Read(rec.Line)
 	d.logRecord(rec, events)
-	d.lastRead[rec.Path] = now
-	midway := d.midway[rec.Path]
+	f.lastRead = now
+	midway := f.midway
 	if rec.Gone {
-		delete(d.readers, rec.Path)
-		delete(d.lastRead, rec.Path)
-		delete(d.midway, rec.Path)
+		delete(d.files, rec.Path)
 	}
 	var recordSum []byte
 	var counts [16]kindCount // the few kinds one record holds, without a map per record
@@ -263,8 +267,7 @@ func (d *Daemon) classifyRecord(out []found, rec watch.Record, now time.Time) []
 		}
 		out = append(out, found{ev: ev, path: rec.Path, ident: eventIdent(ev, n, recordSum), midway: midway})
 		if ev.Kind == classify.TurnStarted || ev.Kind == classify.UserMessage {
-			midway = false
-			delete(d.midway, rec.Path)
+			midway, f.midway = false, false
 		}
 	}
 	return out

@@ -25,8 +25,8 @@ func TestEventIdentityByPlaceInItsRecord(t *testing.T) {
 	ev := func(k classify.Kind) classify.Event {
 		return classify.Event{Agent: "claude", Session: "s", Kind: k}
 	}
-	d := &Daemon{log: slog.New(slog.DiscardHandler), lastRead: map[string]time.Time{}, midway: map[string]bool{},
-		readers: map[string]classify.Reader{path: records{ev(classify.AgentActivity), ev(classify.UserMessage), ev(classify.AgentActivity), ev(classify.AgentActivity)}}}
+	d := &Daemon{log: slog.New(slog.DiscardHandler),
+		files: map[string]*fileReader{path: {reader: records{ev(classify.AgentActivity), ev(classify.UserMessage), ev(classify.AgentActivity), ev(classify.AgentActivity)}}}}
 	rec := watch.Record{Agent: "claude", Path: path, Line: []byte(`{"type":"assistant"}`)}
 	first := d.classifyRecord(nil, rec, time.Now())
 	again := d.classifyRecord(nil, rec, time.Now())
@@ -35,7 +35,7 @@ func TestEventIdentityByPlaceInItsRecord(t *testing.T) {
 	}
 	// The place is among events of the same kind: without the user
 	// message in between, the activities keep their identities.
-	d.readers[path] = records{ev(classify.AgentActivity), ev(classify.AgentActivity), ev(classify.AgentActivity)}
+	d.files[path].reader = records{ev(classify.AgentActivity), ev(classify.AgentActivity), ev(classify.AgentActivity)}
 	for i, f := range d.classifyRecord(nil, rec, time.Now()) {
 		if was := first[[]int{0, 2, 3}[i]]; !bytes.Equal(f.ident, was.ident) {
 			t.Errorf("activity %d: identity %x without the user message, %x with it", i, f.ident, was.ident)
