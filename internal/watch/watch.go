@@ -192,6 +192,9 @@ type Watcher struct {
 	br         *bufio.Reader
 	src        source // what br reads
 	head       [fingerprintLen]byte
+	// eventOrder and eventOps are handleAll's, kept from one call to the next.
+	eventOrder []string
+	eventOps   map[string]fsnotify.Op
 	aheadBuf   [readBuffer]byte
 	ahead      readAhead // of aheadBuf, read with a mark
 	now        func() time.Time
@@ -293,6 +296,7 @@ func New(opts Options) (*Watcher, error) {
 		ackWake:    make(chan struct{}, 1),
 		badFiles:   map[string]*SkippedFile{},
 		batchEnds:  map[*tail]commitPoint{},
+		eventOps:   map[string]fsnotify.Op{},
 	}
 	for _, s := range opts.Sources {
 		if s.Agent == "" || s.Root == "" {
@@ -630,8 +634,8 @@ func (w *Watcher) doChores(ctx context.Context) {
 // handleAll handles ev and the events already waiting after it, each path
 // once, so that a busy moment gives one batch.
 func (w *Watcher) handleAll(ctx context.Context, ev fsnotify.Event, events <-chan fsnotify.Event) {
-	var order []string
-	ops := map[string]fsnotify.Op{}
+	order, ops := w.eventOrder[:0], w.eventOps
+	defer func() { w.eventOrder = order[:0]; clear(ops) }()
 	for more := true; more; {
 		if _, ok := ops[ev.Name]; !ok {
 			order = append(order, ev.Name)
