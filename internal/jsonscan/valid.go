@@ -4,7 +4,10 @@
 // busy agent costs per byte (docs/performance.md).
 package jsonscan
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Valid reports whether b is one JSON value, exactly as json.Valid does
 // (the same grammar, the same nesting limit, bytes above 0x7f taken as they
@@ -111,7 +114,11 @@ func skipKey(b []byte, i int) int {
 // skipString skips the string starting at b[i] ('"'); -1 when it is not one.
 func skipString(b []byte, i int) int {
 	for i++; i < len(b); i++ {
-		for i+8 <= len(b) && plain8(binary.LittleEndian.Uint64(b[i:])) {
+		for i+8 <= len(b) {
+			if m := special8(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3 // the first byte that is not plain
+				break
+			}
 			i += 8
 		}
 		if i >= len(b) {
@@ -153,13 +160,15 @@ const (
 	highs = 0x8080808080808080
 )
 
-// plain8 reports whether none of the 8 bytes in x ends a string, begins an
-// escape or is a control character: most of a string's bytes, skipped 8 at
-// a time. (x-ones*n)&^x&highs is nonzero when a byte of x is below n
-// (n <= 0x80); a byte equal to c is a zero byte of x^(ones*c).
-func plain8(x uint64) bool {
+// special8 marks the bytes of x (8 bytes of a string, little-endian) that
+// end a string, begin an escape or are control characters: zero when all
+// are plain, as most of a string's bytes are, skipped 8 at a time.
+// (x-ones*n)&^x&highs sets the high bit of the first byte of x below n
+// (n <= 0x80), and maybe of later ones; a byte equal to c is a zero byte of
+// x^(ones*c). The lowest bit set is thus the first such byte's.
+func special8(x uint64) uint64 {
 	quote, slash := x^(ones*'"'), x^(ones*'\\')
-	return ((quote-ones)&^quote|(slash-ones)&^slash|(x-ones*0x20)&^x)&highs == 0
+	return ((quote-ones)&^quote | (slash-ones)&^slash | (x-ones*0x20)&^x) & highs
 }
 
 // skipNumber skips the number starting at b[i]; -1 when it is not one.
