@@ -84,7 +84,7 @@ func Open(path string) (*DB, error) {
 		s, err := w.Prepare(q)
 		if err != nil {
 			w.Close()
-			return nil, fmt.Errorf("inbox: %s: prepare %q: %w", abs, q, err)
+			return nil, fmt.Errorf("inbox: %s: %w", abs, damaged(abs, fmt.Errorf("prepare the statements a batch runs: %w", err)))
 		}
 		stmts[q] = s
 	}

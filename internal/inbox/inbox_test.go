@@ -676,3 +676,21 @@ func TestDamagedDatabaseSaysWhatToDo(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenRefusesAMissingTable: a database missing a table a batch writes
+// to (dropped by hand) is refused when it is opened, saying why, rather
+// than at its first batch.
+func TestOpenRefusesAMissingTable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nudge.db")
+	db := open(t, path)
+	if _, err := db.w.ExecContext(ctx, "DROP TABLE positions"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(path)
+	if err == nil || !strings.Contains(err.Error(), "prepare the statements a batch runs") || !strings.Contains(err.Error(), "positions") {
+		t.Fatalf("open without the positions table: %v", err)
+	}
+}
