@@ -138,8 +138,18 @@ func startGroup(t *testing.T, env []string, onStdout func(io.Reader), name strin
 		t.Fatalf("start %s: %v", name, err)
 	}
 	t.Cleanup(func() {
+		// A panel whose plugin died can ignore SIGTERM: its group is
+		// killed after a grace, so the run does not wait for ever.
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		cmd.Wait()
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			t.Logf("%s still running 10 s after SIGTERM: killed", name)
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
 	})
 	if onStdout != nil {
 		onStdout(out)
