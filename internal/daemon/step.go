@@ -156,12 +156,15 @@ func (d *Daemon) handleBatch(ctx context.Context, b watch.Batch) {
 	st := newStep()
 	st.seq, st.ready = b.Seq, b.Ready
 	backlog := !d.ready
-	events := make([]found, 0, len(b.Records)) // about one a record
-	last := map[string]int{}                   // each path's last record, in b.Records
+	var events []found
+	last := map[string]int{} // each path's last record, in b.Records
 	if backlog {
 		// The first scan's batches hold a checkpoint of every file it
-		// found: thousands, sized at once rather than grown.
+		// found: thousands, sized at once rather than grown; checkpoints
+		// give no events.
 		last, st.paths = make(map[string]int, len(b.Records)), make(map[string]bool, len(b.Records))
+	} else {
+		events = make([]found, 0, len(b.Records)) // about one a record
 	}
 	for i, rec := range b.Records {
 		st.paths[rec.Path] = true

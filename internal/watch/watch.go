@@ -635,7 +635,7 @@ func (w *Watcher) doChores(ctx context.Context) {
 // once, so that a busy moment gives one batch.
 func (w *Watcher) handleAll(ctx context.Context, ev fsnotify.Event, events <-chan fsnotify.Event) {
 	order, ops := w.eventOrder[:0], w.eventOps
-	defer func() { w.eventOrder = order[:0]; clear(ops) }()
+	defer func() { clear(order); clear(ops); w.eventOrder = order[:0] }()
 	for more := true; more; {
 		if _, ok := ops[ev.Name]; !ok {
 			order = append(order, ev.Name)
