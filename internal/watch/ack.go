@@ -95,6 +95,10 @@ func (w *Watcher) rewind(ctx context.Context) {
 		if t.lastBatch <= acked {
 			continue
 		}
+		// The descriptor held may be of a file put in the stored one's
+		// place since: closed, the read below opens the path again and
+		// checks the stored position's file whole.
+		w.close(t)
 		t.resetTo(t.stored(), w.opts.LineCap)
 		t.checkpoint = !t.snapshot
 		n++
