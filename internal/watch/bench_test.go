@@ -33,7 +33,7 @@ func BenchmarkDetectionLatency(b *testing.B) {
 		if _, err := f.Write(line); err != nil {
 			b.Fatal(err)
 		}
-		awaitLine(w)
+		awaitLines(w, 1)
 		latencies = append(latencies, time.Since(start))
 	}
 	slices.Sort(latencies)
@@ -69,13 +69,7 @@ func BenchmarkBusyFiles(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		for got := 0; got < len(files); {
-			for _, rec := range (<-w.Batches()).Records {
-				if !rec.Checkpoint {
-					got++
-				}
-			}
-		}
+		awaitLines(w, len(files))
 	}
 	round() // each file's identity taken, and held open
 	start := cpuTime(b)
@@ -104,11 +98,13 @@ func readyWatcher(b *testing.B, root string) *Watcher {
 	return w
 }
 
-// awaitLine waits for the Batch holding a line.
-func awaitLine(w *Watcher) {
-	for got := false; !got; {
+// awaitLines waits for the Batches holding n lines.
+func awaitLines(w *Watcher, n int) {
+	for got := 0; got < n; {
 		for _, rec := range (<-w.Batches()).Records {
-			got = got || !rec.Checkpoint
+			if !rec.Checkpoint {
+				got++
+			}
 		}
 	}
 }
