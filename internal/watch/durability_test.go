@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -514,5 +515,59 @@ func TestFirstLookFilesStayCold(t *testing.T) {
 	r := startStoring(t, options(firstLook(claudeSources(root))))
 	if !r.cold(file) {
 		t.Fatal("a file seen by the first look keeps the state of reading it")
+	}
+}
+
+// TestRewindOpensTheStoredFileAgain: a Rewind goes back to a stored
+// position whose file was replaced since and then put back at its path,
+// unseen (no events: a scan-only watcher). The file held open is the one
+// put in between; read again from the stored position, the file at the
+// path gives nothing twice and its next line.
+func TestRewindOpensTheStoredFileAgain(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "projects", "p", "s.jsonl")
+	kept := filepath.Join(root, "kept")
+	head := strings.Repeat("h", 300)
+	appendTo(t, file, head+"\none\n")
+	if err := os.Link(file, kept); err != nil {
+		t.Fatal(err)
+	}
+	opts := options(claudeSources(root))
+	opts.Events = EventsScan
+	r := newRun(t, opts)
+	w := r.w
+	first := nextBatch(t, w, 0)
+	wantLinesText(t, first.Records, head, "one")
+	w.Ack(first.Seq)
+
+	copyOf := filepath.Join(root, "copy")
+	appendTo(t, copyOf, head+"\none\nonly in the copy\n")
+	if err := os.Rename(copyOf, file); err != nil {
+		t.Fatal(err)
+	}
+	w.Sync(file)
+	wantLinesText(t, nextBatch(t, w, 0).Records, "only in the copy") // not acknowledged
+	if err := os.Rename(kept, file); err != nil {
+		t.Fatal(err)
+	}
+
+	epoch := w.Rewind()
+	appendTo(t, file, "after\n")
+	w.Sync(file)
+	var got []Record
+	for b := nextBatch(t, w, epoch); ; b = nextBatch(t, w, epoch) {
+		got = append(got, b.Records...)
+		if b.Synced == file {
+			break
+		}
+	}
+	var lines []string
+	for _, rec := range got {
+		if !rec.Checkpoint {
+			lines = append(lines, string(rec.Line))
+		}
+	}
+	if !slices.Equal(lines, []string{"after"}) {
+		t.Fatalf("after the Rewind: lines %q, want only %q", lines, "after")
 	}
 }
