@@ -22,7 +22,7 @@ const hostile = "\x1b]52;c;ZWNobyBvd25lZA==\x07\x1b]0;owned\x1b\\\x1b]8;;https:/
 // pipe; every human view prints them inert, and --json keeps them exact.
 func TestTerminalEscapesNeverReachTheTerminal(t *testing.T) {
 	w := newWorld(t, "NUDGE_RETRY_ENABLED=false")
-	w.start()
+	d := w.start()
 	const session = "5e1c0a3b-5555-4555-8555-666666666666"
 	cwd := "/work/shop" + hostile
 	errorText := "API Error: 401 " + hostile + "\nsecond line " + hostile
@@ -63,10 +63,11 @@ func TestTerminalEscapesNeverReachTheTerminal(t *testing.T) {
 	}
 	_, err = w.nudge("quit")
 	must(t, err)
-	daemontest.Eventually(t, "the daemon gone", 10*time.Second, func() bool {
-		_, err := w.nudge("pause")
-		return err != nil && strings.Contains(err.Error(), "not running")
-	})
+	// The process gone, not an answer saying so: a daemon that is stopping
+	// still answers on its socket, "nudge is not running" among its answers.
+	if code := d.Exit(t); code != 0 {
+		t.Fatalf("nudge quit: the daemon exited %d", code)
+	}
 	check("from the database")
 	// An error naming the session is plain too (what follows the exit status is its stderr).
 	_, err = w.nudge("explain", "x"+hostile)
