@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -58,17 +60,27 @@ func change(cmd *cobra.Command, ch changeReq) error {
 	return nil
 }
 
+// quitWait bounds how long `nudge quit` waits for the daemon to stop: its
+// own stop steps are bounded by a few seconds each (notifications sent,
+// control socket closed).
+const quitWait = 15 * time.Second
+
 func newQuitCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "quit",
-		Short: "Stop the running daemon",
+		Short: "Stop the running daemon; returns once it has stopped",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(cmd)
 			if err != nil {
 				return err
 			}
-			return daemon.NewClient(cfg.DataDir).Quit(cmd.Context())
+			if err := daemon.NewClient(cfg.DataDir).Quit(cmd.Context()); err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), quitWait)
+			defer cancel()
+			return daemon.WaitStopped(ctx, cfg.DataDir)
 		},
 	}
 }

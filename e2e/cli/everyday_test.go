@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -398,6 +399,10 @@ func TestJSONOutputsAreSnakeCaseAndListsNeverNull(t *testing.T) {
 	// A database and no daemon.
 	if _, err := m.nudge("quit"); err != nil {
 		t.Fatal(err)
+	}
+	// quit returned once the daemon stopped: its socket is gone already.
+	if _, err := os.Stat(filepath.Join(data, "nudge.sock")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("nudge quit returned with the daemon's socket still there: %v", err)
 	}
 	d.Exit(t)
 	if out := cli("inbox", "--json"); strings.TrimSpace(string(out)) != "[]" {

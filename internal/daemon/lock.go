@@ -1,8 +1,10 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -45,4 +47,35 @@ func lockInstance(dataDir string) (*instanceLock, error) {
 func (l *instanceLock) release() {
 	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
 	l.f.Close()
+}
+
+// WaitStopped returns once no daemon holds dataDir's instance lock: a
+// daemon releases it last, after its socket and database are closed. It
+// waits on the lock itself (a blocking flock), not on a timer.
+func WaitStopped(ctx context.Context, dataDir string) error {
+	f, err := os.Open(filepath.Join(dataDir, "nudge.lock"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open lock: %w", err)
+	}
+	free := make(chan error, 1)
+	go func() {
+		defer f.Close()
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH)
+		if err == nil {
+			_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		}
+		free <- err
+	}()
+	select {
+	case err := <-free:
+		if err != nil {
+			return fmt.Errorf("wait for the daemon to stop: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("the daemon has not stopped yet: %w", ctx.Err())
+	}
 }
