@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -70,7 +71,12 @@ type Daemon struct {
 	settings retry.Settings
 	sessions map[retry.Key]*session
 	files    map[string]*fileReader // the reader of each file read, by path
-	wakes    wakeQueue
+	// handleBatch's working space, kept from one batch to the next: a busy
+	// agent's batches come many a second.
+	found      []found
+	recordHash hash.Hash // sha256, reset for each record (recordIdentity)
+	recordSum  []byte    // its last sum
+	wakes      wakeQueue
 	// liveDue: when each quiet open turn's process is looked for;
 	// settleDue: when each quiet file's reader judges what it read
 	// (liveness.go). One timer in the loop serves them and the wakes.

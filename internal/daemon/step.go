@@ -156,15 +156,14 @@ func (d *Daemon) handleBatch(ctx context.Context, b watch.Batch) {
 	st := newStep()
 	st.seq, st.ready = b.Seq, b.Ready
 	backlog := !d.ready
-	var events []found
+	events := d.found[:0]
+	defer func() { clear(events); d.found = events[:0] }()
 	last := map[string]int{} // each path's last record, in b.Records
 	if backlog {
 		// The first scan's batches hold a checkpoint of every file it
 		// found: thousands, sized at once rather than grown; checkpoints
 		// give no events.
 		last, st.paths = make(map[string]int, len(b.Records)), make(map[string]bool, len(b.Records))
-	} else {
-		events = make([]found, 0, len(b.Records)) // about one a record
 	}
 	for i, rec := range b.Records {
 		st.paths[rec.Path] = true
@@ -255,7 +254,7 @@ func (d *Daemon) classifyRecord(out []found, rec watch.Record, now time.Time) []
 	if rec.Gone {
 		delete(d.files, rec.Path)
 	}
-	var recordSum []byte
+	var recordSum []byte     // the record's identity, hashed once it is needed
 	var counts [16]kindCount // the few kinds one record holds, without a map per record
 	seen := counts[:0]
 	for _, ev := range events {
@@ -266,7 +265,7 @@ func (d *Daemon) classifyRecord(out []found, rec watch.Record, now time.Time) []
 		n := seen[j].n // its place among the record's events of its kind
 		seen[j].n++
 		if ev.ID == "" && recordSum == nil {
-			recordSum = recordIdentity(rec)
+			recordSum = d.recordIdentity(rec)
 		}
 		out = append(out, found{ev: ev, path: rec.Path, ident: eventIdent(ev, n, recordSum), midway: midway})
 		if ev.Kind == classify.TurnStarted || ev.Kind == classify.UserMessage {
@@ -283,16 +282,21 @@ type kindCount struct {
 }
 
 // recordIdentity names a record by its bytes; a snapshot's removal by its
-// path and file.
-func recordIdentity(rec watch.Record) []byte {
-	h := sha256.New()
+// path and file. The sum is valid until the next call.
+func (d *Daemon) recordIdentity(rec watch.Record) []byte {
+	if d.recordHash == nil {
+		d.recordHash = sha256.New()
+	}
+	h := d.recordHash
+	h.Reset()
 	if rec.Gone {
 		fmt.Fprintf(h, "gone\x00%s\x00%d\x00%d\x00%s", rec.Path, rec.File.Dev, rec.File.Inode, rec.File.Fingerprint)
 	} else {
 		h.Write([]byte("line\x00"))
 		h.Write(rec.Line)
 	}
-	return h.Sum(nil)
+	d.recordSum = h.Sum(d.recordSum[:0])
+	return d.recordSum
 }
 
 // eventIdent is the identity an event is stored under: its agent, session
