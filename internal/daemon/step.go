@@ -147,8 +147,11 @@ type found struct {
 }
 
 // handleBatch classifies a batch of records, observes each event not
-// stored before, and stores it all with the batch's positions.
+// stored before, and stores it all with the batch's positions. The batch's
+// lines are released when it returns: what is kept of a line (an event's
+// texts, a reader's state) is a copy.
 func (d *Daemon) handleBatch(ctx context.Context, b watch.Batch) {
+	defer b.Release()
 	if b.Epoch < d.epoch {
 		return // read before the latest Rewind: it comes again
 	}

@@ -159,12 +159,13 @@ func (w *Watcher) flush(ctx context.Context) {
 		return
 	}
 	w.prune()
-	b.Seq, b.Epoch = w.seq+1, w.epoch
+	b.Seq, b.Epoch, b.lines = w.seq+1, w.epoch, w.batchLines
 	select {
 	case w.out <- b:
 		w.seq++
 		w.lastSent, w.lastRecords = time.Now(), len(b.Records)
 		w.inflight = append(w.inflight, sentBatch{seq: b.Seq, ends: w.batchEnds, gone: w.batchGone, ready: b.Ready})
+		w.batchLines = nil // the batch's now
 		w.clearBatch()
 	case <-w.rewindWake:
 		w.dropBatch()
@@ -190,7 +191,10 @@ func (w *Watcher) dropBatch() {
 	w.clearBatch()
 }
 
+// clearBatch forgets the batch being built; lines of it not handed out are
+// released.
 func (w *Watcher) clearBatch() {
-	w.batch, w.batchSize, w.batchCount = Batch{}, 0, 0
+	w.batchLines.release()
+	w.batch, w.batchSize, w.batchCount, w.batchLines = Batch{}, 0, 0, nil
 	w.batchEnds, w.batchGone = map[*tail]commitPoint{}, nil
 }

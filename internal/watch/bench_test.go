@@ -98,14 +98,17 @@ func readyWatcher(b *testing.B, root string) *Watcher {
 	return w
 }
 
-// awaitLines waits for the Batches holding n lines.
+// awaitLines waits for the Batches holding n lines, releasing each as the
+// daemon does.
 func awaitLines(w *Watcher, n int) {
 	for got := 0; got < n; {
-		for _, rec := range (<-w.Batches()).Records {
+		b := <-w.Batches()
+		for _, rec := range b.Records {
 			if !rec.Checkpoint {
 				got++
 			}
 		}
+		b.Release()
 	}
 }
 

@@ -33,10 +33,11 @@ func (s *lineSplitter) rewind() {
 }
 
 // next reads r, which must deliver the file from s.pos on, up to the end of
-// the next complete line. It returns the line (a fresh slice, newline
-// stripped), where it starts and where the next line starts; ok is false once
-// r has no complete line left.
-func (s *lineSplitter) next(r *bufio.Reader) (line []byte, start, end int64, ok bool, err error) {
+// the next complete line. It returns the line (newline stripped; a copy in
+// into when it was read in one piece, else a fresh slice), where it starts
+// and where the next line starts; ok is false once r has no complete line
+// left.
+func (s *lineSplitter) next(r *bufio.Reader, into *lineArena) (line []byte, start, end int64, ok bool, err error) {
 	for {
 		chunk, err := r.ReadSlice('\n')
 		s.pos += int64(len(chunk))
@@ -48,6 +49,8 @@ func (s *lineSplitter) next(r *bufio.Reader) (line []byte, start, end int64, ok 
 		case s.skipping:
 		case len(s.pending)+len(chunk) > s.max:
 			s.skipping, s.pending = true, nil
+		case complete && s.pending == nil:
+			s.pending = into.copy(chunk)
 		default:
 			s.pending = append(s.pending, chunk...)
 		}

@@ -22,7 +22,7 @@ func splitAll(t *testing.T, data, cuts []byte, max int) (lines [][]byte, bounds 
 		// the file now holds data[:written]; read it from where the splitter stands
 		br.Reset(bytes.NewReader(data[s.pos:written]))
 		for {
-			line, start, end, ok, err := s.next(br)
+			line, start, end, ok, err := s.next(br, nil)
 			if err != nil {
 				t.Fatalf("next: %v", err)
 			}
@@ -98,10 +98,10 @@ func TestLineSplitter(t *testing.T) {
 func TestLineSplitterRewind(t *testing.T) {
 	s := lineSplitter{max: 100}
 	br := bufio.NewReader(bytes.NewReader([]byte("ab\ncd")))
-	if line, _, _, ok, _ := s.next(br); !ok || string(line) != "ab" {
+	if line, _, _, ok, _ := s.next(br, nil); !ok || string(line) != "ab" {
 		t.Fatalf("first line %q %v", line, ok)
 	}
-	if _, _, _, ok, _ := s.next(br); ok {
+	if _, _, _, ok, _ := s.next(br, nil); ok {
 		t.Fatal("an unfinished line came out")
 	}
 	s.rewind()
@@ -109,7 +109,7 @@ func TestLineSplitterRewind(t *testing.T) {
 		t.Fatalf("after rewind pos %d pending %q, want 3 and none", s.pos, s.pending)
 	}
 	br.Reset(bytes.NewReader([]byte("cd\n")))
-	if line, start, end, ok, _ := s.next(br); !ok || string(line) != "cd" || start != 3 || end != 6 {
+	if line, start, end, ok, _ := s.next(br, nil); !ok || string(line) != "cd" || start != 3 || end != 6 {
 		t.Fatalf("after rewind got %q %d-%d %v", line, start, end, ok)
 	}
 }

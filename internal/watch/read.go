@@ -402,7 +402,10 @@ func (w *Watcher) readLines(ctx context.Context, t *tail, size int64) {
 		w.src = source{f: t.f, off: t.lines.pos, end: size, ahead: w.ahead.from(t.lines.pos)}
 		w.br.Reset(&w.src)
 		for ctx.Err() == nil {
-			line, at, end, ok, err := t.lines.next(w.br)
+			if w.batchLines == nil {
+				w.batchLines = &lineArena{}
+			}
+			line, at, end, ok, err := t.lines.next(w.br, w.batchLines)
 			if err != nil {
 				w.problem(t.path, "cannot read file", err)
 				w.close(t)

@@ -89,7 +89,13 @@ type Batch struct {
 	// carries the last positions of that scan: storing them together with
 	// the mark that each FirstLook root was looked at is one transaction.
 	Ready bool
+	lines *lineArena // where the Records' lines are held
 }
+
+// Release tells the watcher that nothing holds the batch's lines any more,
+// so their memory serves the next batches; a line read after it reads as
+// zeros. A batch never released is left to the collector.
+func (b Batch) Release() { b.lines.release() }
 
 // Position is a stored tail position: the End of the last committed record.
 type Position struct {
@@ -188,6 +194,7 @@ type Watcher struct {
 	batchCount int                   // records in batch that fill it (not checkpoints)
 	batchEnds  map[*tail]commitPoint // where each tail stands after batch
 	batchGone  []Record              // the snapshot removals batch reports
+	batchLines *lineArena            // where the lines of batch are copied
 	lostGone   []Record              // those of batches dropped before a Rewind
 	br         *bufio.Reader
 	src        source // what br reads

@@ -592,6 +592,7 @@ func TestFolderLevelDesign(t *testing.T) {
 		"BadLinesAreCountedAndLogged": TestBadLinesAreCountedAndLogged, "RewindReadsAgainFromTheAcknowledged": TestRewindReadsAgainFromTheAcknowledged,
 		"OpenCodeDatabaseRows": TestOpenCodeDatabaseRows, "OpenCodeLogWakesTheSearch": TestOpenCodeLogWakesTheSearch,
 		"RunClosesEverything": TestRunClosesEverything, "HeldOpenFileReadsOnAfterItsMark": TestHeldOpenFileReadsOnAfterItsMark,
+		"BatchLinesHoldUntilReleased": TestBatchLinesHoldUntilReleased,
 	} {
 		t.Run(name, test)
 	}
