@@ -3,9 +3,11 @@ package classify
 import (
 	"bufio"
 	"bytes"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"nudge/internal/samples"
@@ -18,29 +20,39 @@ import (
 // §3), so every sample read from lines overwritten after each Read gives
 // exactly the events read from lines of their own.
 func TestReadersKeepNoLine(t *testing.T) {
-	sources := map[string][]string{
-		claudeName:     {samples.Dir("claude", "*.jsonl")},
-		codexName:      {samples.Dir("codex", "*.jsonl")},
-		kimiCodeName:   {samples.Dir("kimi", "*", "kimi_home", "sessions", "*", "*", "agents", "main", "wire.jsonl")},
-		kimiLegacyName: {samples.Dir("kimi-legacy", "*", "wire.jsonl")},
-		museName:       {samples.Dir("muse", "*.ndjson")},
-		grokName:       {filepath.Join("testdata", "grok", "*.jsonl")},
+	// each agent's files among the samples: every file of its records, at
+	// any depth, and the logs it reads as lines.
+	walk := func(dir string, take func(path string) bool) []string {
+		var files []string
+		err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+			if err == nil && !e.IsDir() && take(path) {
+				files = append(files, path)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return files
 	}
-	for agent, globs := range sources {
+	ext := func(exts ...string) func(string) bool {
+		return func(path string) bool { return slices.Contains(exts, filepath.Ext(path)) }
+	}
+	sources := map[string][]string{
+		claudeName:     walk(samples.Dir("claude"), ext(".jsonl")),
+		codexName:      walk(samples.Dir("codex"), ext(".jsonl")),
+		kimiCodeName:   walk(samples.Dir("kimi"), func(p string) bool { return filepath.Base(p) == "wire.jsonl" }),
+		kimiLegacyName: walk(samples.Dir("kimi-legacy"), func(p string) bool { return filepath.Base(p) == "wire.jsonl" || isKimiLogPath(p) }),
+		museName:       walk(samples.Dir("muse"), ext(".ndjson")),
+		grokName:       walk(filepath.Join("testdata", "grok"), ext(".jsonl")),
+	}
+	for agent, files := range sources {
 		a, ok := Lookup(agent)
 		if !ok {
 			t.Fatalf("no agent %s", agent)
 		}
-		var files []string
-		for _, g := range globs {
-			m, err := filepath.Glob(g)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files = append(files, m...)
-		}
 		if len(files) == 0 {
-			t.Fatalf("%s: no samples at %v", agent, globs)
+			t.Fatalf("%s: no samples", agent)
 		}
 		events := 0
 		for _, path := range files {

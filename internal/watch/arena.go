@@ -39,9 +39,9 @@ func (a *lineArena) copy(p []byte) []byte {
 	return b[start:a.used:a.used]
 }
 
-// release hands the blocks back, once however often it is called. A line
-// of the batch still held after it reads as zeros, never as another
-// batch's line.
+// release hands the blocks back, once however often it is called. They
+// are cleared first, so a line wrongly held after it reads as zeros until
+// its block serves another batch.
 func (a *lineArena) release() {
 	if a == nil || !a.released.CompareAndSwap(false, true) {
 		return

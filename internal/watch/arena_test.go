@@ -12,7 +12,7 @@ import (
 // TestBatchLinesHoldUntilReleased: a batch's lines are its own until it is
 // released, however much is read meanwhile; once released, their memory
 // serves later batches, whose lines are whole and their own; a line of a
-// released batch reads as zeros, never as another line.
+// released batch, wrongly held, reads as zeros while its block waits.
 func TestBatchLinesHoldUntilReleased(t *testing.T) {
 	root := t.TempDir()
 	file := filepath.Join(root, "projects", "p", "s.jsonl")

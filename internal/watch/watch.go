@@ -61,7 +61,8 @@ type Record struct {
 	// record's events are committed.
 	End int64
 	// Line is one complete line, newline stripped; for a Snapshot file, the
-	// whole content.
+	// whole content. It is valid until its batch is released (Release):
+	// what is kept of it must be a copy.
 	Line []byte
 	// Gone: a Snapshot file was removed (Line is nil).
 	Gone bool
@@ -93,8 +94,8 @@ type Batch struct {
 }
 
 // Release tells the watcher that nothing holds the batch's lines any more,
-// so their memory serves the next batches; a line read after it reads as
-// zeros. A batch never released is left to the collector.
+// so their memory serves the next batches. A batch never released is left
+// to the collector.
 func (b Batch) Release() { b.lines.release() }
 
 // Position is a stored tail position: the End of the last committed record.
