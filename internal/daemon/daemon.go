@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -364,11 +365,15 @@ func (d *Daemon) loop(ctx context.Context) error {
 		if d.freeMemory {
 			// What the first scan built (a position per file, its batch
 			// and transaction) is garbage once its step is done: give it
-			// back rather than hold it all day (docs/performance.md).
+			// back rather than hold it all day (docs/performance.md). The
+			// first collection only sets aside what waits in pools (the
+			// line blocks of the batches read meanwhile); the second,
+			// FreeOSMemory's, frees it with the rest.
 			d.freeMemory = false
 			if err := d.store.Shrink(ctx); err != nil {
 				d.log.Debug("cannot shrink the database's cache", "err", err)
 			}
+			runtime.GC()
 			debug.FreeOSMemory()
 			close(d.settled)
 		}
