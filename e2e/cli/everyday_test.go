@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -400,9 +401,18 @@ func TestJSONOutputsAreSnakeCaseAndListsNeverNull(t *testing.T) {
 	if _, err := m.nudge("quit"); err != nil {
 		t.Fatal(err)
 	}
-	// quit returned once the daemon stopped: its socket is gone already.
+	// quit returned once the daemon stopped: its socket is gone already,
+	// and its lock free for the next daemon.
 	if _, err := os.Stat(filepath.Join(data, "nudge.sock")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("nudge quit returned with the daemon's socket still there: %v", err)
+	}
+	if lock, err := os.Open(filepath.Join(data, "nudge.lock")); err != nil {
+		t.Error(err)
+	} else {
+		if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			t.Errorf("nudge quit returned with the daemon's lock still held: %v", err)
+		}
+		lock.Close()
 	}
 	d.Exit(t)
 	if out := cli("inbox", "--json"); strings.TrimSpace(string(out)) != "[]" {

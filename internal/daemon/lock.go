@@ -64,6 +64,9 @@ func WaitStopped(ctx context.Context, dataDir string) error {
 	go func() {
 		defer f.Close()
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH)
+		for errors.Is(err, syscall.EINTR) {
+			err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH)
+		}
 		if err == nil {
 			_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		}
