@@ -146,6 +146,10 @@ type found struct {
 	midway bool
 }
 
+// keptEvents bounds the events slice kept from one batch to the next: a
+// busy row's batches fit in it.
+const keptEvents = 512
+
 // handleBatch classifies a batch of records, observes each event not
 // stored before, and stores it all with the batch's positions. The batch's
 // lines are released when it returns: what is kept of a line (an event's
@@ -160,7 +164,13 @@ func (d *Daemon) handleBatch(ctx context.Context, b watch.Batch) {
 	st.seq, st.ready = b.Seq, b.Ready
 	backlog := !d.ready
 	events := d.found[:0]
-	defer func() { clear(events); d.found = events[:0] }()
+	defer func() {
+		clear(events)
+		d.found = events[:0]
+		if cap(events) > keptEvents {
+			d.found = nil // a catch-up's: not held while idle
+		}
+	}()
 	last := map[string]int{} // each path's last record, in b.Records
 	if backlog {
 		// The first scan's batches hold a checkpoint of every file it
