@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 )
 
@@ -22,14 +21,17 @@ func TestWaitStoppedWaitsForTheLock(t *testing.T) {
 	waited := make(chan error, 1)
 	go func() { waited <- WaitStopped(context.Background(), dir) }()
 
-	held, err := lockInstance(t.TempDir())
+	// A wait given up, in a folder of its own: its flock stays asked for,
+	// and once the lock is free it would hold a share of it for a moment.
+	other := t.TempDir()
+	held, err := lockInstance(other)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer held.release()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := WaitStopped(ctx, filepath.Dir(held.f.Name())); !errors.Is(err, context.Canceled) {
+	if err := WaitStopped(ctx, other); !errors.Is(err, context.Canceled) {
 		t.Fatalf("with the lock held, WaitStopped = %v; want it waiting until its context ends", err)
 	}
 	select {
