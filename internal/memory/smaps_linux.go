@@ -1,0 +1,73 @@
+package memory
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// span is a range of addresses, [start, end).
+type span struct{ start, end uintptr }
+
+// programSpans reads the text of /proc/self/smaps and returns the mappings
+// of the program file exe, a whole path, that can only have been read: private, not
+// writable, and without a page of their own ("Anonymous: 0 kB"; a page
+// written once, as a relocation does, is the process's own). Dropping such a
+// mapping's pages loses nothing: the next use maps them again from the
+// file, from the page cache while it holds them.
+func programSpans(smaps io.Reader, exe string) ([]span, error) {
+	var (
+		out  []span
+		cur  span
+		keep bool
+	)
+	sc := bufio.NewScanner(smaps)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if s, perms, path, ok := mapping(line); ok {
+			if keep {
+				out = append(out, cur)
+			}
+			cur, keep = s, perms[1] == '-' && perms[3] == 'p' && len(path) > 0 && path[0] == '/' && string(path) == exe
+			continue
+		}
+		if f := bytes.Fields(line); keep && len(f) >= 2 && string(f[0]) == "Anonymous:" && string(f[1]) != "0" {
+			keep = false
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read the mappings: %w", err)
+	}
+	if keep {
+		out = append(out, cur)
+	}
+	return out, nil
+}
+
+// mapping parses the first line of a mapping in smaps, "start-end perms
+// offset dev inode [path]": its addresses, permissions and path (which may
+// hold spaces, and ends in " (deleted)" once the file is gone).
+func mapping(line []byte) (s span, perms, path []byte, ok bool) {
+	rest := line
+	var f [5][]byte
+	for i := range f {
+		rest = bytes.TrimLeft(rest, " ")
+		end := bytes.IndexByte(rest, ' ')
+		if end < 0 {
+			end = len(rest)
+		}
+		f[i], rest = rest[:end], rest[end:]
+	}
+	lo, hi, cut := bytes.Cut(f[0], []byte{'-'})
+	if !cut || len(f[1]) != 4 || len(f[4]) == 0 {
+		return span{}, nil, nil, false
+	}
+	start, err1 := strconv.ParseUint(string(lo), 16, 64)
+	end, err2 := strconv.ParseUint(string(hi), 16, 64)
+	if err1 != nil || err2 != nil || start >= end || uint64(uintptr(end)) != end {
+		return span{}, nil, nil, false
+	}
+	return span{uintptr(start), uintptr(end)}, f[1], bytes.TrimSpace(rest), true
+}
