@@ -205,7 +205,8 @@ type core struct {
 	clock    *clock
 	daemon   *Daemon
 	stop     func()
-	logs     *bytes.Buffer
+	logs     *lockedWriter
+	level    slog.Level // of the daemon's log: info unless a test asks
 }
 
 func newCore(t *testing.T) *core {
@@ -237,10 +238,10 @@ func (c *core) startRefusing(refuse bool) {
 		c.t.Fatal(err)
 	}
 	c.store = &faultyStore{DB: db, log: c.log, refuse: refuse}
-	c.logs = &bytes.Buffer{}
+	c.logs = &lockedWriter{w: &bytes.Buffer{}}
 	cfg := config.Config{DataDir: c.dir, Agents: map[string]config.Agent{"claude": {Enabled: true, Root: c.root}}}
 	cfg.Watch.Rescan = time.Hour
-	d, err := New(cfg, slog.New(slog.NewTextHandler(&lockedWriter{w: c.logs}, nil)))
+	d, err := New(cfg, slog.New(slog.NewTextHandler(c.logs, &slog.HandlerOptions{Level: c.level})))
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -281,6 +282,12 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.String()
 }
 
 // status asks the running daemon for its picture, through its loop.

@@ -23,6 +23,7 @@ import (
 	"nudge/internal/config"
 	"nudge/internal/inbox"
 	"nudge/internal/inject"
+	"nudge/internal/memory"
 	"nudge/internal/notify"
 	"nudge/internal/private"
 	"nudge/internal/proc"
@@ -47,6 +48,11 @@ const (
 // its position stored at most this often; a restart reads those lines
 // again, and they store nothing again (docs/durability.md).
 const positionEvery = 30 * time.Second
+
+// giveBackAfter: once the first scan is stored, and again once a busy spell
+// has been quiet this long, the daemon gives back the memory it no longer
+// uses (docs/performance.md §3).
+const giveBackAfter = 2 * time.Minute
 
 // syncTimeout bounds how long a due retry waits for its transcript to be
 // re-read before the machine decides on what it already knows; it is kept
@@ -89,9 +95,11 @@ type Daemon struct {
 	// viewBuilt: when the view was last rebuilt (the machine's clock);
 	// viewDue: when a change held back by viewGap is shown (view.go).
 	viewBuilt, viewDue time.Time
-	// freeMemory: the first scan is stored; what it built is garbage.
-	freeMemory bool
-	// settled is closed once that garbage is given back (Settled).
+	// giveBackAt: when memory is next given back (giveBack); zero when
+	// nothing was read since.
+	giveBackAt time.Time
+	// settled is closed once the first scan's memory is given back
+	// (Settled).
 	settled chan struct{}
 	// viewExpires: when a session shown for being recent leaves the views.
 	viewExpires time.Time
@@ -362,21 +370,36 @@ func (d *Daemon) loop(ctx context.Context) error {
 		case <-stats:
 			d.viewChanged()
 		}
-		if d.freeMemory {
-			// What the first scan built (a position per file, its batch
-			// and transaction) is garbage once its step is done: give it
-			// back rather than hold it all day (docs/performance.md). The
-			// first collection only sets aside what waits in pools (the
-			// line blocks of the batches read meanwhile); the second,
-			// FreeOSMemory's, frees it with the rest.
-			d.freeMemory = false
-			if err := d.store.Shrink(ctx); err != nil {
-				d.log.Debug("cannot shrink the database's cache", "err", err)
-			}
-			runtime.GC()
-			debug.FreeOSMemory()
-			close(d.settled)
+		if !d.giveBackAt.IsZero() && !d.now().Before(d.giveBackAt) {
+			d.giveBack(ctx)
 		}
+	}
+}
+
+// giveBack returns to the system what the daemon holds but no longer
+// uses: after the first scan, what it built (a position per file, its
+// batch and transaction); after a busy spell, the heap it grew and the
+// pages of the program its work mapped (docs/performance.md §3).
+func (d *Daemon) giveBack(ctx context.Context) {
+	d.giveBackAt = time.Time{}
+	start := time.Now()
+	if err := d.store.Shrink(ctx); err != nil {
+		d.log.Debug("cannot shrink the database's cache", "err", err)
+	}
+	// The first collection only sets aside what waits in pools (the line
+	// blocks of the batches read meanwhile); the second, FreeOSMemory's,
+	// frees it with the rest.
+	runtime.GC()
+	debug.FreeOSMemory()
+	n, err := memory.ReleaseProgram()
+	if err != nil {
+		d.log.Debug("cannot give back the program's pages", "err", err)
+	}
+	d.log.Debug("gave memory back", "program_bytes", n, "took", time.Since(start))
+	select {
+	case <-d.settled:
+	default:
+		close(d.settled)
 	}
 }
 
@@ -409,6 +432,7 @@ func (d *Daemon) armTimer(t *time.Timer) {
 		for _, at := range d.settleDue {
 			due(at)
 		}
+		due(d.giveBackAt)
 	}
 	due(d.viewExpires)
 	wait := time.Duration(-1)

@@ -160,6 +160,9 @@ func (d *Daemon) handleBatch(ctx context.Context, b watch.Batch) {
 		return // read before the latest Rewind: it comes again
 	}
 	now := d.now()
+	if d.ready && len(b.Records) > 0 {
+		d.giveBackAt = now.Add(giveBackAfter)
+	}
 	st := newStep()
 	st.seq, st.ready = b.Seq, b.Ready
 	backlog := !d.ready
@@ -497,7 +500,7 @@ func (d *Daemon) finish(ctx context.Context, st *step, now time.Time) bool {
 	if st.ready && !d.ready {
 		d.ready, d.looks = true, nil
 		d.log.Info("first scan stored; following the session files")
-		d.freeMemory = true
+		d.giveBackAt = now
 		d.settleInterrupted(ctx)
 	}
 	if len(st.touched) > 0 || st.ready {
