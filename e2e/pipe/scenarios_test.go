@@ -261,7 +261,8 @@ func TestSecondDaemonRefuses(t *testing.T) {
 // session and the agent's pid: the dead turn, the continuation scheduled,
 // sending it once its terminal was found (backend and place), and the
 // recovery; with log.level debug, each record's classification and each
-// decision besides.
+// decision besides, and memory given back once the first scan is stored,
+// the program's pages with it.
 func TestLogFollowsTheSessionsCourse(t *testing.T) {
 	w := newWorld(t, "1s,1s,1s")
 	logFile := filepath.Join(w.dir, "nudge.log")
@@ -275,6 +276,7 @@ func TestLogFollowsTheSessionsCourse(t *testing.T) {
 	type line struct {
 		Level, Msg, Session, Backend, Place, Events string
 		PID                                         int
+		ProgramBytes                                int64 `json:"program_bytes"`
 	}
 	var lines []line
 	b, err := os.ReadFile(logFile)
@@ -299,9 +301,11 @@ func TestLogFollowsTheSessionsCourse(t *testing.T) {
 			t.Errorf("sending: %+v, want tmux and the pane of %s", found[0], w.sock)
 		}
 	}
-	var classified, decisions, oneCore int
+	var classified, decisions, oneCore, givenBack int
 	for _, l := range lines {
 		switch {
+		case l.Level == "DEBUG" && l.Msg == "gave memory back" && l.ProgramBytes > 0:
+			givenBack++
 		case l.Level == "DEBUG" && l.Msg == "record classified" && strings.Contains(l.Events, "turn_failed/provider_error"):
 			classified++
 		case l.Level == "DEBUG" && l.Msg == "decision" && l.Session == session:
@@ -312,6 +316,9 @@ func TestLogFollowsTheSessionsCourse(t *testing.T) {
 	}
 	if classified != 1 || decisions == 0 {
 		t.Errorf("debug lines: %d dead turns classified, %d decisions:\n%s", classified, decisions, b)
+	}
+	if givenBack != 1 {
+		t.Errorf("%d lines saying memory was given back with the program's pages, want 1: once the first scan is stored", givenBack)
 	}
 	if want := 1; os.Getenv("GOMAXPROCS") == "" && oneCore != want {
 		t.Errorf("%d lines saying the daemon went on one core once settled, want %d", oneCore, want)
