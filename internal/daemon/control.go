@@ -39,6 +39,8 @@ type Control interface {
 	// it, so that an open Inbox window shows them at once.
 	Inbox() *inbox.DB
 	InboxLaunch() (string, error)
+	// Used is told of each request, before it is answered.
+	Used()
 }
 
 // serveControl answers the CLI on the control socket until ctx ends.
@@ -93,7 +95,11 @@ func serveControl(ctx context.Context, path string, c Control, log *slog.Logger)
 		}
 		writeJSON(w, launch{URL: link})
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	used := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.Used()
+		mux.ServeHTTP(w, r)
+	})
+	srv := &http.Server{Handler: used, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	return func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

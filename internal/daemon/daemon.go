@@ -49,9 +49,9 @@ const (
 // again, and they store nothing again (docs/durability.md).
 const positionEvery = 30 * time.Second
 
-// giveBackAfter: once the first scan is stored, and again once a busy spell
-// has been quiet this long, the daemon gives back the memory it no longer
-// uses (docs/performance.md §3).
+// giveBackAfter: once the first scan is stored, and again once what was
+// read or asked since has been quiet this long, the daemon gives back the
+// memory it no longer uses (docs/performance.md §3).
 const giveBackAfter = 2 * time.Minute
 
 // syncTimeout bounds how long a due retry waits for its transcript to be
@@ -119,8 +119,10 @@ type Daemon struct {
 	interrupted []inbox.AttemptRow
 	// calls carries work onto the loop from other goroutines.
 	calls chan func()
-	quit  chan struct{}
-	once  sync.Once
+	// used: a request was answered (Used).
+	used chan struct{}
+	quit chan struct{}
+	once sync.Once
 	// offLoop counts the deliveries and liveness probes running off the
 	// loop; Run waits for them before it closes the database and lock.
 	offLoop sync.WaitGroup
@@ -169,6 +171,7 @@ func New(cfg config.Config, log *slog.Logger) (*Daemon, error) {
 		settleDue:  map[string]time.Time{},
 		positioned: map[string]time.Time{},
 		calls:      make(chan func(), 64),
+		used:       make(chan struct{}, 1),
 		quit:       make(chan struct{}),
 		settled:    make(chan struct{}),
 	}
@@ -367,6 +370,10 @@ func (d *Daemon) loop(ctx context.Context) error {
 			d.handleTimer(ctx)
 		case f := <-d.calls:
 			f()
+		case <-d.used:
+			if d.ready {
+				d.giveBackAt = d.now().Add(giveBackAfter)
+			}
 		case <-stats:
 			d.viewChanged()
 		}
@@ -400,6 +407,15 @@ func (d *Daemon) giveBack(ctx context.Context) {
 	case <-d.settled:
 	default:
 		close(d.settled)
+	}
+}
+
+// Used tells the loop that a request was answered (the CLI, the menu, the
+// Inbox window): what it ran is given back once that, too, is quiet.
+func (d *Daemon) Used() {
+	select {
+	case d.used <- struct{}{}:
+	default:
 	}
 }
 

@@ -1,15 +1,19 @@
 package daemon
 
 import (
+	"context"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"nudge/internal/usersock"
 )
 
 // Memory is given back once the first scan is stored, and again once what
-// was read after it has been quiet for giveBackAfter: once per busy spell,
-// never on a timer while nothing is read.
+// was read or asked after it has been quiet for giveBackAfter: once per
+// busy spell, never on a timer while nothing happens.
 func TestMemoryGivenBackOncePerQuiet(t *testing.T) {
 	c := newCore(t)
 	c.level = slog.LevelDebug
@@ -21,6 +25,11 @@ func TestMemoryGivenBackOncePerQuiet(t *testing.T) {
 	}
 	given := func() int { return strings.Count(c.logs.String(), `msg="gave memory back"`) }
 	settle := func() { c.advance(0) } // the loop has looked after the last advance
+	giveBackAt := func() time.Time {
+		got := make(chan time.Time, 1)
+		c.daemon.calls <- func() { got <- c.daemon.giveBackAt }
+		return <-got
+	}
 	if n := given(); n != 1 {
 		t.Fatalf("memory given back %d times after the first scan, want once", n)
 	}
@@ -29,9 +38,25 @@ func TestMemoryGivenBackOncePerQuiet(t *testing.T) {
 	if n := given(); n != 1 {
 		t.Fatalf("memory given back %d times after an idle hour, want once (after the first scan)", n)
 	}
-	for spell := 2; spell <= 3; spell++ {
-		c.write(prompt("p"+string(rune('0'+spell)), "task"), authError("e"+string(rune('0'+spell))))
-		c.eventually("the dead turn told", func() bool { return len(c.entries()) == spell-1 })
+	socket := filepath.Join(c.dir, "control.sock")
+	stop, err := serveControl(context.Background(), socket, c.daemon, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	for spell := 2; spell <= 4; spell++ {
+		if spell < 4 {
+			c.write(prompt("p"+string(rune('0'+spell)), "task"), authError("e"+string(rune('0'+spell))))
+			c.eventually("the dead turn told", func() bool { return len(c.entries()) == spell-1 })
+		} else { // a request: the CLI, the menu
+			resp, err := usersock.Client(socket, 5*time.Second).Get("http://nudge/status")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			want := c.clock.now().Add(giveBackAfter)
+			c.eventually("the request seen", func() bool { return giveBackAt().Equal(want) })
+		}
 		c.advance(giveBackAfter - time.Second)
 		settle()
 		if n := given(); n != spell-1 {

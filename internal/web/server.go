@@ -69,6 +69,8 @@ type Daemon interface {
 	Status() status.Status
 	Changed() <-chan struct{}
 	Change(status.SettingsChange) (status.Settings, error)
+	// Used is told of each request, before it is answered.
+	Used()
 }
 
 // Options configure the Inbox window.
@@ -125,7 +127,7 @@ func start(ctx context.Context, o Options, lim limits) (*Server, error) {
 	ctx, s.stop = context.WithCancel(ctx)
 	api := &api{d: o.Daemon, db: o.Inbox, log: o.Log, pages: s.pages, tickets: s.tickets, writeTimeout: lim.write}
 	s.srv = &http.Server{
-		Handler:           s.guard(api.routes()),
+		Handler:           used(o.Daemon, s.guard(api.routes())),
 		ReadHeaderTimeout: lim.readHeader,
 		ReadTimeout:       lim.read,
 		WriteTimeout:      lim.write,
@@ -210,6 +212,14 @@ func loopback(addr string) (string, error) {
 		return "", fmt.Errorf("inbox window: web.addr %q is not a loopback address; the Inbox window only listens on 127.0.0.1 or ::1", addr)
 	}
 	return net.JoinHostPort(host, port), nil
+}
+
+// used tells d of each request, refused or not, before next answers it.
+func used(d Daemon, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d.Used()
+		next.ServeHTTP(w, r)
+	})
 }
 
 // guard applies the rules every request must pass, in order: the Host

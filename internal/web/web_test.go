@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +29,7 @@ type daemonPicture struct {
 	mu      sync.Mutex
 	st      status.Status
 	changed chan struct{}
+	used    atomic.Int64 // requests it was told of
 }
 
 func (p *daemonPicture) Status() status.Status {
@@ -35,6 +37,8 @@ func (p *daemonPicture) Status() status.Status {
 	defer p.mu.Unlock()
 	return p.st
 }
+
+func (p *daemonPicture) Used() { p.used.Add(1) }
 
 func (p *daemonPicture) Changed() <-chan struct{} {
 	p.mu.Lock()
@@ -434,6 +438,17 @@ func TestEntriesAndSettings(t *testing.T) {
 		t.Fatalf("settings: %+v", set)
 	}
 	f.expect(f.request("POST", "/api/settings", map[string]string{"Content-Type": "application/json"}, `{"retry":false}`), http.StatusBadRequest)
+}
+
+// The daemon is told of every request, refused ones too: it gives memory
+// back once they are quiet.
+func TestDaemonToldOfEachRequest(t *testing.T) {
+	f := serve(t)
+	f.expect(f.request("GET", "/api/entries", nil, ""), 200)
+	f.expect(f.request("GET", "/api/entries", map[string]string{"Authorization": ""}, ""), http.StatusUnauthorized)
+	if n := f.daemon.used.Load(); n != 2 {
+		t.Fatalf("told of %d requests, want 2", n)
+	}
 }
 
 func TestOneSession(t *testing.T) {
