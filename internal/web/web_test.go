@@ -179,7 +179,7 @@ func TestTakenPortIsReplacedByAFreeOne(t *testing.T) {
 	}
 	defer held.Close()
 	var log bytes.Buffer
-	srv, err := Start(context.Background(), Options{Addr: held.Addr().String(), Log: slog.New(slog.NewTextHandler(&log, nil))})
+	srv, err := Start(context.Background(), Options{Addr: held.Addr().String(), Daemon: &daemonPicture{}, Log: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		t.Fatalf("web.addr %s, held by another program: %v", held.Addr(), err)
 	}
