@@ -96,7 +96,7 @@ type Daemon struct {
 	// viewDue: when a change held back by viewGap is shown (view.go).
 	viewBuilt, viewDue time.Time
 	// giveBackAt: when memory is next given back (giveBack); zero when
-	// nothing was read since.
+	// nothing was read or asked since.
 	giveBackAt time.Time
 	// settled is closed once the first scan's memory is given back
 	// (Settled).
@@ -385,8 +385,8 @@ func (d *Daemon) loop(ctx context.Context) error {
 
 // giveBack returns to the system what the daemon holds but no longer
 // uses: after the first scan, what it built (a position per file, its
-// batch and transaction); after a busy spell, the heap it grew and the
-// pages of the program its work mapped (docs/performance.md §3).
+// batch and transaction); after a busy spell or requests, the heap they
+// grew and the pages of the program they mapped (docs/performance.md §3).
 func (d *Daemon) giveBack(ctx context.Context) {
 	d.giveBackAt = time.Time{}
 	start := time.Now()
@@ -410,8 +410,8 @@ func (d *Daemon) giveBack(ctx context.Context) {
 	}
 }
 
-// Used tells the loop that a request was answered (the CLI, the menu, the
-// Inbox window): what it ran is given back once that, too, is quiet.
+// Used tells the loop that a request was answered (the CLI, the Inbox
+// window): what it ran is given back once that, too, is quiet.
 func (d *Daemon) Used() {
 	select {
 	case d.used <- struct{}{}:

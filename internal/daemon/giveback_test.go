@@ -48,7 +48,7 @@ func TestMemoryGivenBackOncePerQuiet(t *testing.T) {
 		if spell < 4 {
 			c.write(prompt("p"+string(rune('0'+spell)), "task"), authError("e"+string(rune('0'+spell))))
 			c.eventually("the dead turn told", func() bool { return len(c.entries()) == spell-1 })
-		} else { // a request: the CLI, the menu
+		} else { // a request: the CLI
 			resp, err := usersock.Client(socket, 5*time.Second).Get("http://nudge/status")
 			if err != nil {
 				t.Fatal(err)
