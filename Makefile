@@ -20,8 +20,9 @@ app: ## dist/nudge.app; with the menu-bar icon only when built on a Mac (cgo)
 	GOOS=darwin CGO_ENABLED=$(if $(filter Darwin,$(shell uname -s)),1,0) $(GO) build -ldflags '$(LDFLAGS)' -o dist/darwin/nudge ./cmd/nudge
 	$(GO) run ./internal/macapp/makeapp -exe dist/darwin/nudge -out dist/nudge.app -version '$(or $(VERSION),dev)'
 
-test: ## every test: unit, real parts, end to end
+test: ## every test: unit, real parts, end to end; the program's pages given back in a PIE build too
 	$(GO) test -count=1 -timeout 30m $(PKGS)
+	$(GO) test -count=1 -buildmode=pie ./internal/memory/
 
 unit: ## the quick loop: the packages' own tests, without end to end and without the tests that take seconds (-short)
 	$(GO) test -short -count=1 ./internal/... ./cmd/...

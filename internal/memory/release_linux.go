@@ -25,6 +25,8 @@ func ReleaseProgram() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	// A page made the process's own between the read and the advice (a
+	// debugger's breakpoint) would be dropped: nudge writes none.
 	var n int64
 	for _, s := range spans {
 		// A raw call: the range is the program's own code, never a Go slice.

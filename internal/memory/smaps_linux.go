@@ -12,38 +12,69 @@ import (
 type span struct{ start, end uintptr }
 
 // programSpans reads the text of /proc/self/smaps and returns the mappings
-// of the program file exe, a whole path, that can only have been read: private, not
-// writable, and without a page of their own ("Anonymous: 0 kB"; a page
-// written once, as a relocation does, is the process's own). Dropping such a
-// mapping's pages loses nothing: the next use maps them again from the
+// of the program file exe, a whole path, that can only have been read:
+// private, not writable, and without a page of their own, in memory or
+// swapped out ("Anonymous: 0 kB" and "Swap: 0 kB", both read; a page
+// written once, as a relocation does, is the process's own). Dropping such
+// a mapping's pages loses nothing: the next use maps them again from the
 // file, from the page cache while it holds them.
 func programSpans(smaps io.Reader, exe string) ([]span, error) {
 	var (
-		out  []span
-		cur  span
-		keep bool
+		out []span
+		cur mappingRecord
 	)
 	sc := bufio.NewScanner(smaps)
 	for sc.Scan() {
 		line := sc.Bytes()
 		if s, perms, path, ok := mapping(line); ok {
-			if keep {
-				out = append(out, cur)
+			if cur.onlyRead() {
+				out = append(out, cur.span)
 			}
-			cur, keep = s, perms[1] == '-' && perms[3] == 'p' && len(path) > 0 && path[0] == '/' && string(path) == exe
+			cur = mappingRecord{span: s, candidate: perms[1] == '-' && perms[3] == 'p' && len(path) > 0 && path[0] == '/' && string(path) == exe}
 			continue
 		}
-		if f := bytes.Fields(line); keep && len(f) >= 2 && string(f[0]) == "Anonymous:" && string(f[1]) != "0" {
-			keep = false
-		}
+		cur.field(bytes.Fields(line))
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read the mappings: %w", err)
 	}
-	if keep {
-		out = append(out, cur)
+	if cur.onlyRead() {
+		out = append(out, cur.span)
 	}
 	return out, nil
+}
+
+// mappingRecord is what smaps says of one mapping, as far as programSpans
+// asks.
+type mappingRecord struct {
+	span
+	candidate          bool // private, not writable, of the program file
+	anonRead, swapRead bool // its "Anonymous:" and "Swap:" lines were read
+	ownPage            bool // one of them counts a page
+}
+
+// field takes one "Key: value kB" line of the mapping's record.
+func (m *mappingRecord) field(f [][]byte) {
+	if len(f) < 2 {
+		return
+	}
+	switch string(f[0]) {
+	case "Anonymous:":
+		m.anonRead = true
+	case "Swap:":
+		m.swapRead = true
+	default:
+		return
+	}
+	if string(f[1]) != "0" {
+		m.ownPage = true
+	}
+}
+
+// onlyRead reports whether the mapping is a candidate whose record says,
+// in full, that it holds no page of the process's own.
+func (m *mappingRecord) onlyRead() bool {
+	return m.candidate && m.anonRead && m.swapRead && !m.ownPage
 }
 
 // mapping parses the first line of a mapping in smaps, "start-end perms

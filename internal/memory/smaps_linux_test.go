@@ -2,6 +2,7 @@ package memory
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -37,7 +38,16 @@ func TestProgramSpans(t *testing.T) {
 		{"another program", string(text), "/usr/bin/other", nil},
 		{"nothing", "", program, nil},
 		// Memory without a file is the process's own, whatever asks.
-		{"no file", "7f0000000000-7f0000001000 r--p 00000000 00:00 0 \nAnonymous: 0 kB\n", "", nil},
+		{"no file", header("", "r--p") + counts(0, 0), "", nil},
+		{"read only", header(program, "r--p") + counts(0, 0), program, []span{{0x7f0000000000, 0x7f0000001000}}},
+		// A page written, then swapped out, is the process's own too.
+		{"written and swapped out", header(program, "r--p") + counts(0, 8), program, nil},
+		{"written", header(program, "r--p") + counts(4, 0), program, nil},
+		{"writable, never written", header(program, "rw-p") + counts(0, 0), program, nil},
+		{"shared", header(program, "r--s") + counts(0, 0), program, nil},
+		// What the record does not say is not taken as nothing.
+		{"no Swap line", header(program, "r--p") + "Anonymous:             0 kB\n", program, nil},
+		{"no Anonymous line", header(program, "r--p") + "Swap:                  0 kB\n", program, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := programSpans(strings.NewReader(c.smaps), c.exe)
@@ -49,6 +59,16 @@ func TestProgramSpans(t *testing.T) {
 			}
 		})
 	}
+}
+
+// header is the first line of a one-page mapping of path in smaps.
+func header(path, perms string) string {
+	return "7f0000000000-7f0000001000 " + perms + " 00000000 fe:00 42                         " + path + "\n"
+}
+
+// counts are the lines of a mapping's record that tell its own pages, in kB.
+func counts(anonymous, swap int) string {
+	return fmt.Sprintf("Rss:                   4 kB\nAnonymous:      %6d kB\nSwap:           %6d kB\nVmFlags: rd mr mw me\n", anonymous, swap)
 }
 
 func FuzzProgramSpans(f *testing.F) {
