@@ -137,7 +137,9 @@ func (p *place) socket() string {
 	p.t.Helper()
 	var socks []string
 	waitFor(p.t, "the wrapper's socket", func() bool {
-		socks, _ = filepath.Glob(filepath.Join(wrap.Dir(p.data), "*.sock"))
+		// Not the name a socket is made under before it is renamed into
+		// place (usersock.Listen: "~" or "#" for its first letter).
+		socks, _ = filepath.Glob(filepath.Join(wrap.Dir(p.data), "[^~#]*.sock"))
 		return len(socks) == 1
 	})
 	return socks[0]
