@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -81,7 +82,15 @@ func Sockets(dataDir string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wrapper sockets in %s: %w", dir, err)
 	}
-	return socks, nil
+	return slices.DeleteFunc(socks, func(s string) bool { _, ok := socketPID(s); return !ok }), nil
+}
+
+// socketPID is the pid of the wrapper whose socket is at path,
+// "<pid>.sock"; a name of another form (the one a socket is made under
+// before it is renamed into place, usersock.Listen) is no wrapper's.
+func socketPID(path string) (int, bool) {
+	pid, err := strconv.Atoi(strings.TrimSuffix(filepath.Base(path), ".sock"))
+	return pid, err == nil && pid > 0
 }
 
 // userOnly checks that dir is a folder of this user that nobody else can
@@ -133,10 +142,9 @@ func prepareDir(dataDir string, log *slog.Logger) error {
 			return fmt.Errorf("wrapper folder: %w", err)
 		}
 	}
-	socks, _ := filepath.Glob(filepath.Join(dir, "*.sock"))
+	socks, _ := Sockets(dataDir)
 	for _, s := range socks {
-		pid, err := strconv.Atoi(strings.TrimSuffix(filepath.Base(s), ".sock"))
-		if err != nil || syscall.Kill(pid, 0) == syscall.ESRCH {
+		if pid, _ := socketPID(s); syscall.Kill(pid, 0) == syscall.ESRCH {
 			log.Info("removing the socket of a wrapper that no longer runs", "socket", s)
 			_ = os.Remove(s)
 		}

@@ -3,7 +3,10 @@ package wrap
 import (
 	"context"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -42,5 +45,42 @@ func TestTypeTakesTheLongestEscapedText(t *testing.T) {
 	}
 	if err := NewClient(path).Type(context.Background(), 7, text+"x"); err == nil {
 		t.Error("Type(maxText+1 bytes) was taken")
+	}
+}
+
+// A wrapper starting removes the sockets of wrappers that no longer run,
+// never one another wrapper is making (usersock.Listen's name before the
+// rename), and only wrappers' sockets are listed.
+func TestSocketsInTheMakingAreLeftAlone(t *testing.T) {
+	data := t.TempDir()
+	if err := os.Chmod(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	if err := prepareDir(data, log); err != nil {
+		t.Fatal(err)
+	}
+	live := filepath.Join(Dir(data), strconv.Itoa(os.Getpid())+".sock")
+	gone := filepath.Join(Dir(data), "4194304.sock") // above any pid
+	making := filepath.Join(Dir(data), "~194304.sock")
+	for _, p := range []string{live, gone, making} {
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := prepareDir(data, log); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{live: true, gone: false, making: true} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s: there %v after a start, want %v", filepath.Base(p), err == nil, want)
+		}
+	}
+	socks, err := Sockets(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(socks, []string{live}) {
+		t.Errorf("sockets %q, want only the live wrapper's", socks)
 	}
 }

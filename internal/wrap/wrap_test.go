@@ -91,7 +91,7 @@ func newPlace(t *testing.T) *place {
 // killWrappers ends the wrappers a failed test left running; the closing
 // terminal then hangs up their commands.
 func (p *place) killWrappers() {
-	socks, _ := filepath.Glob(filepath.Join(wrap.Dir(p.data), "*.sock"))
+	socks, _ := wrap.Sockets(p.data)
 	for _, s := range socks {
 		pid, err := strconv.Atoi(strings.TrimSuffix(filepath.Base(s), ".sock"))
 		if err != nil {
@@ -137,9 +137,7 @@ func (p *place) socket() string {
 	p.t.Helper()
 	var socks []string
 	waitFor(p.t, "the wrapper's socket", func() bool {
-		// Not the name a socket is made under before it is renamed into
-		// place (usersock.Listen: "~" or "#" for its first letter).
-		socks, _ = filepath.Glob(filepath.Join(wrap.Dir(p.data), "[^~#]*.sock"))
+		socks, _ = wrap.Sockets(p.data)
 		return len(socks) == 1
 	})
 	return socks[0]
