@@ -347,6 +347,7 @@ func watchPositions(stored []inbox.Position) map[string]watch.Position {
 // a call, a change of the watcher's counts, or its one timer, armed for
 // the next thing due (armTimer); idle, it sleeps.
 func (d *Daemon) loop(ctx context.Context) error {
+	defer memory.Wake()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	stats := d.source.StatsChanged()
@@ -372,7 +373,7 @@ func (d *Daemon) loop(ctx context.Context) error {
 			f()
 		case <-d.used:
 			if d.ready {
-				d.giveBackAt = d.now().Add(giveBackAfter)
+				d.working(d.now())
 			}
 		case <-stats:
 			d.viewChanged()
@@ -402,12 +403,20 @@ func (d *Daemon) giveBack(ctx context.Context) {
 	if err != nil {
 		d.log.Debug("cannot give back the program's pages", "err", err)
 	}
+	memory.Rest()
 	d.log.Debug("gave memory back", "program_bytes", n, "took", time.Since(start))
 	select {
 	case <-d.settled:
 	default:
 		close(d.settled)
 	}
+}
+
+// working wakes the collector (memory.Wake) and gives back what the work
+// grows once it has been quiet for giveBackAfter.
+func (d *Daemon) working(now time.Time) {
+	memory.Wake()
+	d.giveBackAt = now.Add(giveBackAfter)
 }
 
 // Used tells the loop that a request was answered (the CLI, the Inbox

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,13 @@ import (
 // Memory is given back once the first scan is stored, and again once what
 // was read or asked after it has been quiet for giveBackAfter: once per
 // busy spell, never on a timer while nothing happens.
+// resting: the Go collector is off (memory.Rest).
+func resting() bool {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64()) < 0
+}
+
 func TestMemoryGivenBackOncePerQuiet(t *testing.T) {
 	c := newCore(t)
 	c.level = slog.LevelDebug
@@ -33,6 +41,9 @@ func TestMemoryGivenBackOncePerQuiet(t *testing.T) {
 	if n := given(); n != 1 {
 		t.Fatalf("memory given back %d times after the first scan, want once", n)
 	}
+	if !resting() {
+		t.Fatal("the collector runs after the first give-back; want it resting until work comes")
+	}
 	c.advance(time.Hour)
 	settle()
 	if n := given(); n != 1 {
@@ -48,6 +59,7 @@ func TestMemoryGivenBackOncePerQuiet(t *testing.T) {
 		if spell < 4 {
 			c.write(prompt("p"+string(rune('0'+spell)), "task"), authError("e"+string(rune('0'+spell))))
 			c.eventually("the dead turn told", func() bool { return len(c.entries()) == spell-1 })
+			settle()
 		} else { // a request: the CLI
 			resp, err := usersock.Client(socket, 5*time.Second).Get("http://nudge/status")
 			if err != nil {
@@ -56,6 +68,9 @@ func TestMemoryGivenBackOncePerQuiet(t *testing.T) {
 			resp.Body.Close()
 			want := c.clock.now().Add(giveBackAfter)
 			c.eventually("the request seen", func() bool { return giveBackAt().Equal(want) })
+		}
+		if resting() {
+			t.Fatalf("spell %d: the collector still rests while the daemon works", spell)
 		}
 		c.advance(giveBackAfter - time.Second)
 		settle()
@@ -68,6 +83,9 @@ func TestMemoryGivenBackOncePerQuiet(t *testing.T) {
 		settle()
 		if n := given(); n != spell {
 			t.Fatalf("memory given back %d times, want %d: once per quiet spell", n, spell)
+		}
+		if !resting() {
+			t.Fatalf("spell %d: the collector runs after the give-back", spell)
 		}
 	}
 }
