@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -42,14 +43,7 @@ func WatchExit(p Process) (*Exit, error) {
 	var once sync.Once
 	stopped := make(chan struct{})
 	go func() {
-		waited := false
-		err := rc.Read(func(uintptr) bool {
-			if !waited { // wait for readability once
-				waited = true
-				return false
-			}
-			return true
-		})
+		err := waitReadable(rc)
 		select {
 		case <-stopped:
 		default:
@@ -65,6 +59,31 @@ func WatchExit(p Process) (*Exit, error) {
 			f.SetReadDeadline(aLongTimeAgo) // wakes the poller's wait
 		})
 	}}, nil
+}
+
+// waitReadable waits until the pidfd behind rc is readable (its process
+// ended) or its read deadline passes. Before each wait on the runtime's
+// poller it asks the pidfd itself (poll(2) with a zero timeout: a look,
+// not a wait). The poller is edge-triggered, so a pidfd is ready there
+// once, and RawConn.Read drops a readiness the poller took before the
+// wait began: without the look, a process that ended between the
+// pidfd's registration (os.NewFile) and the wait would never be told.
+func waitReadable(rc syscall.RawConn) error {
+	var pollErr error
+	err := rc.Read(func(fd uintptr) bool {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, 0)
+			if err != unix.EINTR {
+				pollErr = err
+				return err != nil || n > 0
+			}
+		}
+	})
+	if err == nil && pollErr != nil {
+		err = fmt.Errorf("pidfd: poll: %w", pollErr)
+	}
+	return err
 }
 
 // aLongTimeAgo is a deadline that has passed: it ends a wait at once.

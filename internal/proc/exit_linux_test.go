@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // WatchExit tells a process's end when it comes, not before; Stop ends a
@@ -71,5 +73,47 @@ func TestWatchExit(t *testing.T) {
 	case <-reused.Done:
 	default:
 		t.Error("a pid running another process is not told as the end of the one watched")
+	}
+}
+
+// A process that ends after its pidfd is in the runtime's poller but
+// before the wait begins is told all the same, though the poller took
+// the pidfd's one readiness meanwhile.
+func TestWaitReadableAfterThePollerTookTheEnd(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	fd, err := unix.PidfdOpen(cmd.Process.Pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := os.NewFile(uintptr(fd), "pidfd") // in the poller from here on
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Process.Kill()
+	// Ended, not reaped: the pidfd is readable.
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing else runs here: the poller takes the readiness while this
+	// goroutine sleeps.
+	time.Sleep(100 * time.Millisecond)
+	waited := make(chan error, 1)
+	go func() { waited <- waitReadable(rc) }()
+	select {
+	case err := <-waited:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		f.SetReadDeadline(aLongTimeAgo)
+		<-waited
+		t.Fatal("the end of the process was lost: the wait began after the poller took it")
 	}
 }
