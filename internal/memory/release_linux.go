@@ -7,21 +7,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ReleaseProgram drops the pages of the program file from this process's
-// memory (its resident set) and returns how many bytes of mappings that
-// covered. The pages stay in the page cache, where the kernel can take them
-// back; code run next maps again only what it uses.
+// ReleaseProgram drops the pages of the program, its file's and the C
+// library's it loaded, from this process's memory (its resident set) and
+// returns how many bytes of mappings that covered. The pages stay in the
+// page cache, where the kernel can take them back; code run next maps
+// again only what it uses.
 func ReleaseProgram() (int64, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return 0, fmt.Errorf("find the program file: %w", err)
-	}
 	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
 		return 0, fmt.Errorf("read the mappings: %w", err)
 	}
 	defer f.Close()
-	spans, err := programSpans(f, exe)
+	spans, err := codeSpans(f)
 	if err != nil {
 		return 0, err
 	}

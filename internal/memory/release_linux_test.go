@@ -17,16 +17,16 @@ import (
 // idles, so that reading its memory from outside maps nothing back.
 const childEnv = "NUDGE_TEST_RELEASE_CHILD"
 
-// resident reads the smaps of process pid, whose program file is exe, and
-// returns how many kB of the mappings programSpans takes are in its
-// memory, and how many bytes those mappings cover.
-func resident(t *testing.T, pid int, exe string) (kb int, size int64) {
+// resident reads the smaps of process pid and returns how many kB of the
+// mappings codeSpans takes are in its memory, and how many bytes those
+// mappings cover.
+func resident(t *testing.T, pid int) (kb int, size int64) {
 	t.Helper()
 	text, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
 	if err != nil {
 		t.Fatal(err)
 	}
-	spans, err := programSpans(bytes.NewReader(text), exe)
+	spans, err := codeSpans(bytes.NewReader(text))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,9 +89,9 @@ func TestReleaseProgram(t *testing.T) {
 		return ""
 	}
 	expect("ready")
-	before, size := resident(t, child.Process.Pid, exe)
+	before, size := resident(t, child.Process.Pid)
 	if before == 0 {
-		t.Fatalf("no page of %s found resident in the child", exe)
+		t.Fatal("no page of the program found resident in the child")
 	}
 	if _, err := io.WriteString(in, "release\n"); err != nil {
 		t.Fatal(err)
@@ -100,15 +100,15 @@ func TestReleaseProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, _ := resident(t, child.Process.Pid, exe)
-	t.Logf("program file resident in the child: %d kB before, %d kB after; %d kB of mappings released", before, after, n>>10)
+	after, _ := resident(t, child.Process.Pid)
+	t.Logf("program resident in the child: %d kB before, %d kB after; %d kB of mappings released", before, after, n>>10)
 	if n != size {
-		t.Errorf("released %d kB of mappings, want the %d kB programSpans finds", n>>10, size>>10)
+		t.Errorf("released %d kB of mappings, want the %d kB codeSpans finds", n>>10, size>>10)
 	}
 	// The child only prints a line after the release, but the runtime
 	// and that line map back 1–2 MB, a page cache's folio at a time.
 	if after*2 > before {
-		t.Errorf("program file resident: %d kB after, %d kB before: want less than half", after, before)
+		t.Errorf("program resident: %d kB after, %d kB before: want less than half", after, before)
 	}
 }
 

@@ -11,26 +11,34 @@ import (
 // span is a range of addresses, [start, end).
 type span struct{ start, end uintptr }
 
-// programSpans reads the text of /proc/self/smaps and returns the mappings
-// of the program file exe, a whole path, that can only have been read:
-// private, not writable, and without a page of their own, in memory or
-// swapped out ("Anonymous: 0 kB" and "Swap: 0 kB", both read; a page
-// written once, as a relocation does, is the process's own). Dropping such
-// a mapping's pages loses nothing: the next use maps them again from the
-// file, from the page cache while it holds them.
-func programSpans(smaps io.Reader, exe string) ([]span, error) {
+// codeSpans reads the text of /proc/self/smaps and returns the mappings of
+// code files, the program's and its libraries' (a file with a mapping that
+// can run), that can only have been read: private, not writable, and
+// without a page of their own, in memory or swapped out ("Anonymous: 0 kB"
+// and "Swap: 0 kB", both read; a page written once, as a relocation does,
+// is the process's own). Dropping such a mapping's pages loses nothing: the
+// next use maps them again from the file, from the page cache while it
+// holds them. A file replaced since it was mapped (" (deleted)") is left
+// alone.
+func codeSpans(smaps io.Reader) ([]span, error) {
 	var (
-		out []span
-		cur mappingRecord
+		read []mappingRecord // of files, in order
+		code = map[string]bool{}
+		cur  mappingRecord
 	)
 	sc := bufio.NewScanner(smaps)
 	for sc.Scan() {
 		line := sc.Bytes()
 		if s, perms, path, ok := mapping(line); ok {
 			if cur.onlyRead() {
-				out = append(out, cur.span)
+				read = append(read, cur)
 			}
-			cur = mappingRecord{span: s, candidate: perms[1] == '-' && perms[3] == 'p' && len(path) > 0 && path[0] == '/' && string(path) == exe}
+			cur = mappingRecord{span: s}
+			if len(path) > 0 && path[0] == '/' && !bytes.HasSuffix(path, []byte(" (deleted)")) {
+				cur.path = string(path)
+				code[cur.path] = code[cur.path] || perms[2] == 'x'
+				cur.candidate = perms[1] == '-' && perms[3] == 'p'
+			}
 			continue
 		}
 		cur.field(bytes.Fields(line))
@@ -39,18 +47,25 @@ func programSpans(smaps io.Reader, exe string) ([]span, error) {
 		return nil, fmt.Errorf("read the mappings: %w", err)
 	}
 	if cur.onlyRead() {
-		out = append(out, cur.span)
+		read = append(read, cur)
+	}
+	var out []span
+	for _, m := range read {
+		if code[m.path] {
+			out = append(out, m.span)
+		}
 	}
 	return out, nil
 }
 
-// mappingRecord is what smaps says of one mapping, as far as programSpans
+// mappingRecord is what smaps says of one mapping, as far as codeSpans
 // asks.
 type mappingRecord struct {
 	span
-	candidate          bool // private, not writable, of the program file
-	anonRead, swapRead bool // its "Anonymous:" and "Swap:" lines were read
-	ownPage            bool // one of them counts a page
+	path               string // the file's, whole; "" without one
+	candidate          bool   // private and not writable, of a file
+	anonRead, swapRead bool   // its "Anonymous:" and "Swap:" lines were read
+	ownPage            bool   // one of them counts a page
 }
 
 // field takes one "Key: value kB" line of the mapping's record.

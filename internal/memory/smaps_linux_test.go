@@ -17,40 +17,45 @@ const (
 	cLibrary = "/usr/lib/x86_64-linux-gnu/libc.so.6"
 )
 
-func TestProgramSpans(t *testing.T) {
+func TestCodeSpans(t *testing.T) {
 	text, err := os.ReadFile(sample)
 	if err != nil {
 		t.Fatal(err)
 	}
 	moved := strings.ReplaceAll(string(text), program, "/opt/my tools/nudge")
+	// The program's code and read-only data, not the written data after
+	// them; the C library's, but not its relocated part (Anonymous: 16 kB).
+	programs := []span{{0x400000, 0xd28000}, {0xd28000, 0x16ef000}}
+	libraries := []span{{0x7f349f8d5000, 0x7f349f8fb000}, {0x7f349f8fb000, 0x7f349fa51000}, {0x7f349fa51000, 0x7f349faa4000}}
+	// code is a page of the program that can run, after the one asked about.
+	code, codeSpan := mapped(0x7f0000001000, program, "r-xp")+counts(0, 0), span{0x7f0000001000, 0x7f0000002000}
+	asked := span{0x7f0000000000, 0x7f0000001000}
 	for _, c := range []struct {
-		name, smaps, exe string
-		want             []span
+		name, smaps string
+		want        []span
 	}{
-		// Code and read-only data; not the written data after them.
-		{"the program", string(text), program, []span{{0x400000, 0xd28000}, {0xd28000, 0x16ef000}}},
-		// The C library's relocated part (Anonymous: 16 kB) is its own.
-		{"relocations kept", string(text), cLibrary, []span{
-			{0x7f349f8d5000, 0x7f349f8fb000}, {0x7f349f8fb000, 0x7f349fa51000}, {0x7f349fa51000, 0x7f349faa4000}}},
-		{"a path with spaces", moved, "/opt/my tools/nudge", []span{{0x400000, 0xd28000}, {0xd28000, 0x16ef000}}},
-		{"a name it only begins", moved, "/opt/my", nil},
-		{"a program file replaced", strings.ReplaceAll(string(text), program+"\n", program+" (deleted)\n"), program, nil},
-		{"another program", string(text), "/usr/bin/other", nil},
-		{"nothing", "", program, nil},
-		// Memory without a file is the process's own, whatever asks.
-		{"no file", header("", "r--p") + counts(0, 0), "", nil},
-		{"read only", header(program, "r--p") + counts(0, 0), program, []span{{0x7f0000000000, 0x7f0000001000}}},
+		{"the program and the C library", string(text), append(programs, libraries...)},
+		{"a path with spaces", moved, append(programs, libraries...)},
+		{"a program file replaced", strings.ReplaceAll(string(text), program+"\n", program+" (deleted)\n"), libraries},
+		{"nothing", "", nil},
+		// A file's data counts once any of its mappings can run.
+		{"read only", header("/opt/nudge", "r--p") + counts(0, 0) + mapped(0x7f0000001000, "/opt/nudge", "r-xp") + counts(0, 0), []span{asked, codeSpan}},
+		{"a file without code", header("/var/db/cache", "r--p") + counts(0, 0), nil},
+		{"another file's code", header("/var/db/cache", "r--p") + counts(0, 0) + code, []span{codeSpan}},
+		// Memory without a file is the process's own.
+		{"no file", header("", "r-xp") + counts(0, 0), nil},
+		{"named, not a file", header("[vdso]", "r-xp") + counts(0, 0), nil},
 		// A page written, then swapped out, is the process's own too.
-		{"written and swapped out", header(program, "r--p") + counts(0, 8), program, nil},
-		{"written", header(program, "r--p") + counts(4, 0), program, nil},
-		{"writable, never written", header(program, "rw-p") + counts(0, 0), program, nil},
-		{"shared", header(program, "r--s") + counts(0, 0), program, nil},
+		{"written and swapped out", header(program, "r--p") + counts(0, 8) + code, []span{codeSpan}},
+		{"written", header(program, "r--p") + counts(4, 0) + code, []span{codeSpan}},
+		{"writable, never written", header(program, "rw-p") + counts(0, 0) + code, []span{codeSpan}},
+		{"shared", header(program, "r--s") + counts(0, 0) + code, []span{codeSpan}},
 		// What the record does not say is not taken as nothing.
-		{"no Swap line", header(program, "r--p") + "Anonymous:             0 kB\n", program, nil},
-		{"no Anonymous line", header(program, "r--p") + "Swap:                  0 kB\n", program, nil},
+		{"no Swap line", header(program, "r--p") + "Anonymous:             0 kB\n" + code, []span{codeSpan}},
+		{"no Anonymous line", header(program, "r--p") + "Swap:                  0 kB\n" + code, []span{codeSpan}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := programSpans(strings.NewReader(c.smaps), c.exe)
+			got, err := codeSpans(strings.NewReader(c.smaps))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,8 +67,11 @@ func TestProgramSpans(t *testing.T) {
 }
 
 // header is the first line of a one-page mapping of path in smaps.
-func header(path, perms string) string {
-	return "7f0000000000-7f0000001000 " + perms + " 00000000 fe:00 42                         " + path + "\n"
+func header(path, perms string) string { return mapped(0x7f0000000000, path, perms) }
+
+// mapped is the first line of a one-page mapping of path at start.
+func mapped(start uintptr, path, perms string) string {
+	return fmt.Sprintf("%x-%x %s 00000000 fe:00 42                         %s\n", start, start+0x1000, perms, path)
 }
 
 // counts are the lines of a mapping's record that tell its own pages, in kB.
@@ -71,28 +79,35 @@ func counts(anonymous, swap int) string {
 	return fmt.Sprintf("Rss:                   4 kB\nAnonymous:      %6d kB\nSwap:           %6d kB\nVmFlags: rd mr mw me\n", anonymous, swap)
 }
 
-func FuzzProgramSpans(f *testing.F) {
+func FuzzCodeSpans(f *testing.F) {
 	text, err := os.ReadFile(sample)
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(text, program)
-	f.Add([]byte("00400000-00d28000 r-xp 00000000 fe:00 1 /a b\nAnonymous: 4 kB\n"), "/a b")
-	f.Fuzz(func(t *testing.T, smaps []byte, exe string) {
-		spans, err := programSpans(bytes.NewReader(smaps), exe)
+	f.Add(text)
+	f.Add([]byte("00400000-00d28000 r-xp 00000000 fe:00 1 /a b\nAnonymous: 4 kB\n"))
+	f.Fuzz(func(t *testing.T, smaps []byte) {
+		spans, err := codeSpans(bytes.NewReader(smaps))
 		if err != nil {
 			return // a line too long for the scanner
 		}
-		if !strings.HasPrefix(exe, "/") && len(spans) > 0 {
-			t.Fatalf("spans %x of a mapping without a file", spans)
-		}
-		for _, s := range spans {
-			if s.start >= s.end {
-				t.Fatalf("empty span %x", s)
+		// Each span is a mapping's, private and not writable, of a file
+		// that has a mapping that can run.
+		type header struct{ perms, path string }
+		headers := map[span][]header{}
+		code := map[string]bool{}
+		for line := range bytes.Lines(smaps) {
+			if s, perms, path, ok := mapping(bytes.TrimRight(line, "\n")); ok {
+				headers[s] = append(headers[s], header{string(perms), string(path)})
+				code[string(path)] = code[string(path)] || perms[2] == 'x'
 			}
 		}
-		if len(spans) > bytes.Count(smaps, []byte(exe)) {
-			t.Fatalf("%d spans, but %q appears fewer times", len(spans), exe)
+		for _, s := range spans {
+			if !slices.ContainsFunc(headers[s], func(h header) bool {
+				return h.perms[1] == '-' && h.perms[3] == 'p' && strings.HasPrefix(h.path, "/") && code[h.path]
+			}) {
+				t.Fatalf("span %x of %q, want a private, read-only mapping of a code file", s, headers[s])
+			}
 		}
 	})
 }
