@@ -41,13 +41,7 @@ func newRunCmd() *cobra.Command {
 			defer stop()
 			d, err := daemon.New(cfg, logs.log)
 			if err == nil {
-				go func() {
-					select {
-					case <-d.Settled():
-						oneCore(logs.log)
-					case <-ctx.Done():
-					}
-				}()
+				d.OnSettled(func() { oneCore(logs.log) })
 			}
 			switch headless, _ := cmd.Flags().GetBool("headless"); {
 			case err != nil:

@@ -206,7 +206,8 @@ type core struct {
 	daemon   *Daemon
 	stop     func()
 	logs     *lockedWriter
-	level    slog.Level // of the daemon's log: info unless a test asks
+	settled  <-chan struct{} // closed once the first scan is stored (OnSettled)
+	level    slog.Level      // of the daemon's log: info unless a test asks
 }
 
 func newCore(t *testing.T) *core {
@@ -248,6 +249,9 @@ func (c *core) startRefusing(refuse bool) {
 	d.store, d.deliver, d.notify, d.now = c.store, c.terminal, notices{c.log}, c.clock.now
 	d.settings = retry.DefaultSettings()
 	d.settings.Message = coreText
+	settled := make(chan struct{})
+	d.OnSettled(func() { close(settled) })
+	c.settled = settled
 	ctx, cancel := context.WithCancel(context.Background())
 	w, err := d.newWatcher(ctx, time.Time{})
 	if err != nil {

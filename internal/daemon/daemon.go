@@ -49,10 +49,16 @@ const (
 // again, and they store nothing again (docs/durability.md).
 const positionEvery = 30 * time.Second
 
-// giveBackAfter: once the first scan is stored, and again once what was
-// read or asked since has been quiet this long, the daemon gives back the
-// memory it no longer uses (docs/performance.md §3).
-const giveBackAfter = 2 * time.Minute
+// Once the first scan is stored, and again once what was read or asked
+// since has been quiet this long, the daemon gives back the memory it no
+// longer uses (docs/performance.md §3): giveBackAfter records, which come
+// in spells while an agent works; GiveBackAfterRequest a request (the CLI,
+// the Inbox window), which a person makes now and then (bench/perf waits
+// for it).
+const (
+	giveBackAfter        = 2 * time.Minute
+	GiveBackAfterRequest = 10 * time.Second
+)
 
 // syncTimeout bounds how long a due retry waits for its transcript to be
 // re-read before the machine decides on what it already knows; it is kept
@@ -98,9 +104,8 @@ type Daemon struct {
 	// giveBackAt: when memory is next given back (giveBack); zero when
 	// nothing was read or asked since.
 	giveBackAt time.Time
-	// settled is closed once the first scan's memory is given back
-	// (Settled).
-	settled chan struct{}
+	// settle runs once the first scan is stored (OnSettled); nil once run.
+	settle func()
 	// viewExpires: when a session shown for being recent leaves the views.
 	viewExpires time.Time
 	// ready: the first scan is done and stored; until then, what is read
@@ -173,7 +178,6 @@ func New(cfg config.Config, log *slog.Logger) (*Daemon, error) {
 		calls:      make(chan func(), 64),
 		used:       make(chan struct{}, 1),
 		quit:       make(chan struct{}),
-		settled:    make(chan struct{}),
 	}
 	return d, nil
 }
@@ -373,7 +377,7 @@ func (d *Daemon) loop(ctx context.Context) error {
 			f()
 		case <-d.used:
 			if d.ready {
-				d.working(d.now())
+				d.working(d.now().Add(GiveBackAfterRequest))
 			}
 		case <-stats:
 			d.viewChanged()
@@ -388,9 +392,14 @@ func (d *Daemon) loop(ctx context.Context) error {
 // uses: after the first scan, what it built (a position per file, its
 // batch and transaction); after a busy spell or requests, the heap they
 // grew and the pages of the program they mapped (docs/performance.md §3).
+// Then the collector rests until there is work again.
 func (d *Daemon) giveBack(ctx context.Context) {
 	d.giveBackAt = time.Time{}
 	start := time.Now()
+	if settle := d.settle; settle != nil {
+		d.settle = nil
+		settle()
+	}
 	if err := d.store.Shrink(ctx); err != nil {
 		d.log.Debug("cannot shrink the database's cache", "err", err)
 	}
@@ -399,24 +408,24 @@ func (d *Daemon) giveBack(ctx context.Context) {
 	// frees it with the rest.
 	runtime.GC()
 	debug.FreeOSMemory()
+	memory.Rest()
+	// Last: whatever runs in between maps pages of the program back, 64 KB
+	// or more for each page it reads (changing the collector's settings
+	// stops the world: about 3 MB).
 	n, err := memory.ReleaseProgram()
 	if err != nil {
 		d.log.Debug("cannot give back the program's pages", "err", err)
 	}
-	memory.Rest()
 	d.log.Debug("gave memory back", "program_bytes", n, "took", time.Since(start))
-	select {
-	case <-d.settled:
-	default:
-		close(d.settled)
-	}
 }
 
 // working wakes the collector (memory.Wake) and gives back what the work
-// grows once it has been quiet for giveBackAfter.
-func (d *Daemon) working(now time.Time) {
+// grows at the later of at and the give-back already due.
+func (d *Daemon) working(at time.Time) {
 	memory.Wake()
-	d.giveBackAt = now.Add(giveBackAfter)
+	if at.After(d.giveBackAt) {
+		d.giveBackAt = at
+	}
 }
 
 // Used tells the loop that a request was answered (the CLI, the Inbox
@@ -428,9 +437,10 @@ func (d *Daemon) Used() {
 	}
 }
 
-// Settled is closed once the first scan is stored and what it built given
-// back: from then on the daemon only follows changes.
-func (d *Daemon) Settled() <-chan struct{} { return d.settled }
+// OnSettled sets f to run once, on the loop, when the first scan is
+// stored, before what it built is given back: from then on the daemon only
+// follows changes. Call it before Run.
+func (d *Daemon) OnSettled(f func()) { d.settle = f }
 
 // armTimer sets the loop's one timer: the next try of a failing store while
 // it holds; else, once the first scan is stored, the next wake, liveness

@@ -12,9 +12,6 @@ import (
 	"nudge/internal/usersock"
 )
 
-// Memory is given back once the first scan is stored, and again once what
-// was read or asked after it has been quiet for giveBackAfter: once per
-// busy spell, never on a timer while nothing happens.
 // resting: the Go collector is off (memory.Rest).
 func resting() bool {
 	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
@@ -22,12 +19,16 @@ func resting() bool {
 	return int64(s[0].Value.Uint64()) < 0
 }
 
+// Memory is given back once the first scan is stored, and again once what
+// was read has been quiet for giveBackAfter, or what was asked for
+// GiveBackAfterRequest: once per busy spell, never on a timer while
+// nothing happens. Between, the collector rests.
 func TestMemoryGivenBackOncePerQuiet(t *testing.T) {
 	c := newCore(t)
 	c.level = slog.LevelDebug
 	c.start()
 	select {
-	case <-c.daemon.Settled():
+	case <-c.settled:
 	case <-time.After(10 * time.Second):
 		t.Fatal("not settled once the first scan is stored")
 	}
@@ -38,6 +39,8 @@ func TestMemoryGivenBackOncePerQuiet(t *testing.T) {
 		c.daemon.calls <- func() { got <- c.daemon.giveBackAt }
 		return <-got
 	}
+	c.eventually("memory given back after the first scan", func() bool { return given() > 0 })
+	settle()
 	if n := given(); n != 1 {
 		t.Fatalf("memory given back %d times after the first scan, want once", n)
 	}
@@ -55,27 +58,41 @@ func TestMemoryGivenBackOncePerQuiet(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
+	request := func() {
+		t.Helper()
+		resp, err := usersock.Client(socket, 5*time.Second).Get("http://nudge/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
 	for spell := 2; spell <= 4; spell++ {
+		quiet := giveBackAfter
 		if spell < 4 {
 			c.write(prompt("p"+string(rune('0'+spell)), "task"), authError("e"+string(rune('0'+spell))))
 			c.eventually("the dead turn told", func() bool { return len(c.entries()) == spell-1 })
 			settle()
-		} else { // a request: the CLI
-			resp, err := usersock.Client(socket, 5*time.Second).Get("http://nudge/status")
-			if err != nil {
-				t.Fatal(err)
+			if spell == 3 { // a request while busy does not shorten the spell
+				want := giveBackAt()
+				request()
+				c.eventually("the request seen", func() bool { return len(c.daemon.used) == 0 })
+				if got := giveBackAt(); !got.Equal(want) {
+					t.Fatalf("a request moved the give-back from %v to %v", want, got)
+				}
 			}
-			resp.Body.Close()
-			want := c.clock.now().Add(giveBackAfter)
+		} else { // a request alone: the CLI
+			quiet = GiveBackAfterRequest
+			request()
+			want := c.clock.now().Add(quiet)
 			c.eventually("the request seen", func() bool { return giveBackAt().Equal(want) })
 		}
 		if resting() {
 			t.Fatalf("spell %d: the collector still rests while the daemon works", spell)
 		}
-		c.advance(giveBackAfter - time.Second)
+		c.advance(quiet - time.Second)
 		settle()
 		if n := given(); n != spell-1 {
-			t.Fatalf("memory given back %d times before the spell was quiet for %v, want %d", n, giveBackAfter, spell-1)
+			t.Fatalf("memory given back %d times before the spell was quiet for %v, want %d", n, quiet, spell-1)
 		}
 		c.advance(time.Second)
 		c.eventually("memory given back after the quiet", func() bool { return given() == spell })

@@ -218,7 +218,7 @@ func TestFirstLookStoredTogether(t *testing.T) {
 		t.Fatal("ready before the first scan is stored")
 	}
 	select {
-	case <-c.daemon.Settled():
+	case <-c.settled:
 		t.Fatal("settled before the first scan is stored")
 	default:
 	}
@@ -226,7 +226,7 @@ func TestFirstLookStoredTogether(t *testing.T) {
 	c.advance(2 * time.Second)
 	c.eventually("the first scan stored", func() bool { return c.status().Daemon.Ready })
 	select {
-	case <-c.daemon.Settled():
+	case <-c.settled:
 	case <-time.After(10 * time.Second):
 		t.Fatal("not settled once the first scan is stored")
 	}

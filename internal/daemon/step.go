@@ -161,7 +161,7 @@ func (d *Daemon) handleBatch(ctx context.Context, b watch.Batch) {
 	}
 	now := d.now()
 	if d.ready && len(b.Records) > 0 {
-		d.working(now)
+		d.working(now.Add(giveBackAfter))
 	}
 	st := newStep()
 	st.seq, st.ready = b.Seq, b.Ready
