@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"nudge/internal/classify"
+	nudged "nudge/internal/daemon"
 	"nudge/internal/history"
 	"nudge/internal/samples"
 	"nudge/internal/watch/disk"
@@ -38,7 +39,7 @@ func main() {
 	idle := flag.Duration("idle", 60*time.Second, "how long idle CPU is measured")
 	busy := flag.Duration("busy", 20*time.Second, "how long each busy-agents row runs")
 	long := flag.Bool("long", false, "add the long rows: 500 sessions × 20 lines/s")
-	only := flag.String("rows", "", "busy rows to run instead of the usual ones, as sessions×lines/s: 200x20,1x2000 (none: no busy row)")
+	only := flag.String("rows", "", "busy rows to run instead of the usual ones, as sessions×lines/s: 200x20,1x2000; -rows= runs none")
 	nudge := flag.String("nudge", "", "nudge binary (default: build ./cmd/nudge)")
 	cache := flag.String("cache", "", "where histories are kept (default: $XDG_CACHE_HOME/nudge-bench)")
 	flag.Parse()
@@ -114,8 +115,9 @@ type column struct {
 	find, findStat       time.Duration
 	first, second        time.Duration
 	cpuPerMin            float64 // idle CPU seconds per minute
-	rss, rssAfter        int     // KB, after the first scan and after a restart
+	rss, rssAfter        int     // KB, after the first scan and after a restart, idle
 	anon, anonAfter      int     // their anonymous part
+	asked, askedAfter    int     // KB, the same 3 s after a request
 	fds, fdsAfter        int
 	detectP50, detectP99 time.Duration // records 20 ms apart
 	loneP50, loneP99     time.Duration // records loneGap apart: each after a quiet moment
@@ -152,8 +154,7 @@ func (b *bench) measure(home string, files int, mode string, rows []busyRow) col
 		d = b.start(env, data)
 		c.first = min(c.first, d.ready)
 	}
-	time.Sleep(3 * time.Second) // what the first scan left to the collector
-	c.rss, c.anon = d.rss()
+	c.asked, c.rss, c.anon = d.idleRSS()
 	c.fds = d.fds()
 	c.cpuPerMin = d.idleCPU(b.idle)
 	for range 3 {
@@ -161,8 +162,7 @@ func (b *bench) measure(home string, files int, mode string, rows []busyRow) col
 		d = b.start(env, d.data)
 		c.second = min(c.second, d.ready)
 	}
-	time.Sleep(3 * time.Second)
-	c.rssAfter, c.anonAfter = d.rss()
+	c.askedAfter, c.rssAfter, c.anonAfter = d.idleRSS()
 	c.fdsAfter = d.fds()
 	defer d.stop()
 
@@ -283,6 +283,18 @@ func (d *daemon) idleCPU(window time.Duration) float64 {
 	before := d.cpu()
 	time.Sleep(window)
 	return (d.cpu() - before).Seconds() / window.Minutes()
+}
+
+// idleRSS reads the daemon's resident memory in KB 3 s after the status
+// request that found it ready, and again once it has given back what that
+// request mapped (GiveBackAfterRequest, docs/performance.md §3): all
+// of it and its anonymous part.
+func (d *daemon) idleRSS() (asked, all, anon int) {
+	time.Sleep(3 * time.Second)
+	asked, _ = d.rss()
+	time.Sleep(nudged.GiveBackAfterRequest)
+	all, anon = d.rss()
+	return asked, all, anon
 }
 
 // rss is the daemon's resident memory in KB: all of it, and its anonymous
@@ -532,6 +544,9 @@ func report(out *os.File, cols []column, rows []busyRow, empty time.Duration) {
 	})
 	line("  of it anonymous (not the program file)", func(c column) string {
 		return fmt.Sprintf("%.1f / %.1f", float64(c.anon)/1024, float64(c.anonAfter)/1024)
+	})
+	line("  3 s after a request", func(c column) string {
+		return fmt.Sprintf("%.1f / %.1f", float64(c.asked)/1024, float64(c.askedAfter)/1024)
 	})
 	line("open fds (first scan / restart)", func(c column) string { return fmt.Sprintf("%d / %d", c.fds, c.fdsAfter) })
 	line("detection p50 / p99 (1 session)", func(c column) string { return ms(c.detectP50) + " / " + ms(c.detectP99) })
