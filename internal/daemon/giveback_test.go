@@ -12,7 +12,7 @@ import (
 	"nudge/internal/usersock"
 )
 
-// resting: the Go collector is off (memory.Rest).
+// resting: the Go collector is off (memory.Rest); tests run with GOGC set.
 func resting() bool {
 	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
 	metrics.Read(s)
@@ -104,5 +104,9 @@ func TestMemoryGivenBackOncePerQuiet(t *testing.T) {
 		if !resting() {
 			t.Fatalf("spell %d: the collector runs after the give-back", spell)
 		}
+	}
+	c.stop()
+	if resting() {
+		t.Fatal("the collector still rests after the daemon stopped")
 	}
 }

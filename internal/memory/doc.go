@@ -1,4 +1,5 @@
 // Package memory gives back memory the daemon holds but no longer uses:
-// here, the pages of its own program file that the kernel mapped while it
-// started or worked (docs/performance.md §3).
+// the pages of its program that the kernel mapped while it started or
+// worked (Linux), and, while it is idle, the collector's timed runs, which
+// would map them back (docs/performance.md §3).
 package memory

@@ -26,7 +26,11 @@ func resident(t *testing.T, pid int) (kb int, size int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spans, err := codeSpans(bytes.NewReader(text))
+	code, err := codeFiles(bytes.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans, err := codeSpans(bytes.NewReader(text), code)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,21 +1,21 @@
 package memory
 
 import (
-	"math"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
 )
 
-// restHeadroom is how far the memory the runtime holds may grow while the
-// collector rests before a collection runs anyway: what wakes that bring
+// restHeadroom is about how far the memory the runtime holds may grow
+// while the collector rests before a collection runs anyway (the runtime
+// starts one somewhat before its limit): what wakes that bring
 // no work (a liveness check, a folder looked at) leave may not pile up
 // without bound, and about what the collector would let an idle daemon's
 // heap grow by when awake.
 const restHeadroom = 16 << 20
 
-// rest is the collector's settings from before Rest, while it rests.
-var rest struct {
+// saved is the collector's settings from before Rest, while it rests.
+var saved struct {
 	sync.Mutex
 	on      bool
 	percent int
@@ -30,36 +30,40 @@ var rest struct {
 // resting does nothing; the settings are the process's, so one daemon per
 // process uses them (docs/performance.md §3).
 func Rest() {
-	rest.Lock()
-	defer rest.Unlock()
-	if rest.on {
+	saved.Lock()
+	defer saved.Unlock()
+	if saved.on {
 		return
 	}
-	rest.on = true
-	rest.limit = debug.SetMemoryLimit(-1)
-	limit := held()
-	if limit > math.MaxInt64-restHeadroom {
-		limit = math.MaxInt64
-	} else {
-		limit += restHeadroom
-	}
-	if limit < rest.limit {
+	saved.on = true
+	saved.limit = debug.SetMemoryLimit(-1)
+	if limit := restLimit(held(), saved.limit); limit != saved.limit {
 		debug.SetMemoryLimit(limit)
 	}
-	rest.percent = debug.SetGCPercent(-1)
+	saved.percent = debug.SetGCPercent(-1)
 }
 
 // Wake gives the collector back the settings it had before Rest, when the
 // daemon has work again. Wake while awake does nothing.
 func Wake() {
-	rest.Lock()
-	defer rest.Unlock()
-	if !rest.on {
+	saved.Lock()
+	defer saved.Unlock()
+	if !saved.on {
 		return
 	}
-	rest.on = false
-	debug.SetGCPercent(rest.percent)
-	debug.SetMemoryLimit(rest.limit)
+	saved.on = false
+	debug.SetGCPercent(saved.percent)
+	debug.SetMemoryLimit(saved.limit)
+}
+
+// restLimit is the memory limit while resting, given what the runtime
+// holds and the limit before: held plus restHeadroom, unless that is above
+// the limit before.
+func restLimit(held, was int64) int64 {
+	if held > was-restHeadroom {
+		return was
+	}
+	return held + restHeadroom
 }
 
 // held is the memory the runtime holds from the system: what it mapped less

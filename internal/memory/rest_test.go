@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"math"
 	"runtime/debug"
 	"runtime/metrics"
 	"testing"
@@ -22,10 +23,26 @@ func cycles() uint64 {
 	return s[0].Value.Uint64()
 }
 
+func TestRestLimit(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct{ held, was, want int64 }{
+		{20 * mib, math.MaxInt64, 20*mib + restHeadroom},    // no limit set
+		{20 * mib, 100 * mib, 20*mib + restHeadroom},        // a limit far above
+		{20 * mib, 30 * mib, 30 * mib},                      // a lower one is kept
+		{20 * mib, 1 * mib, 1 * mib},                        // even below what is held
+		{math.MaxInt64 - mib, math.MaxInt64, math.MaxInt64}, // no overflow
+	} {
+		if got := restLimit(c.held, c.was); got != c.want {
+			t.Errorf("restLimit(%d, %d) = %d, want %d", c.held, c.was, got, c.want)
+		}
+	}
+}
+
 func TestRestStopsCollectionsUntilWake(t *testing.T) {
 	percent := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(percent)
 	limit := debug.SetMemoryLimit(-1)
+	t.Cleanup(Wake) // a failure half-way leaves the collector on
 
 	before := cycles()
 	garbage(32 << 20)
@@ -33,13 +50,14 @@ func TestRestStopsCollectionsUntilWake(t *testing.T) {
 		t.Fatal("32 MiB of garbage ran no collection before Rest: the test shows nothing")
 	}
 
+	debug.FreeOSMemory() // as the daemon does: nothing left to give back meanwhile
 	Rest()
 	Rest() // a second Rest keeps the settings of before the first
 	if got := debug.SetGCPercent(-1); got != -1 {
 		t.Fatalf("the collector's percent while resting is %d, want -1 (off)", got)
 	}
-	if got := debug.SetMemoryLimit(-1); got > held()+restHeadroom || got == limit {
-		t.Fatalf("memory limit while resting %d, want at most %d", got, held()+restHeadroom)
+	if got, now := debug.SetMemoryLimit(-1), held(); got == limit || got < now || got > now+restHeadroom+4<<20 {
+		t.Fatalf("memory limit while resting %d, want about %d held plus %d", got, now, restHeadroom)
 	}
 	before = cycles()
 	garbage(4 << 20)

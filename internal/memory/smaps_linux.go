@@ -11,34 +11,44 @@ import (
 // span is a range of addresses, [start, end).
 type span struct{ start, end uintptr }
 
+// codeFiles reads the text of /proc/self/maps (or smaps) and returns the
+// files that hold code: those with a mapping that can run, and not
+// replaced since (" (deleted)").
+func codeFiles(maps io.Reader) (map[string]bool, error) {
+	code := map[string]bool{}
+	sc := bufio.NewScanner(maps)
+	for sc.Scan() {
+		if _, perms, path, ok := mapping(sc.Bytes()); ok && perms[2] == 'x' && len(path) > 0 && path[0] == '/' && !bytes.HasSuffix(path, []byte(" (deleted)")) {
+			code[string(path)] = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read the mappings: %w", err)
+	}
+	return code, nil
+}
+
 // codeSpans reads the text of /proc/self/smaps and returns the mappings of
-// code files, the program's and its libraries' (a file with a mapping that
-// can run), that can only have been read: private, not writable, and
-// without a page of their own, in memory or swapped out ("Anonymous: 0 kB"
-// and "Swap: 0 kB", both read; a page written once, as a relocation does,
-// is the process's own). Dropping such a mapping's pages loses nothing: the
-// next use maps them again from the file, from the page cache while it
-// holds them. A file replaced since it was mapped (" (deleted)") is left
-// alone.
-func codeSpans(smaps io.Reader) ([]span, error) {
+// the code files in code that can only have been read: private, not
+// writable, and without a page of their own, in memory or swapped out
+// ("Anonymous: 0 kB" and "Swap: 0 kB", both read; a page written once, as
+// a relocation does, is the process's own). Dropping such a mapping's
+// pages loses nothing: the next use maps them again from the file, from
+// the page cache while it holds them. A file replaced since it was mapped
+// (" (deleted)") is not the one in code, and is left alone.
+func codeSpans(smaps io.Reader, code map[string]bool) ([]span, error) {
 	var (
-		read []mappingRecord // of files, in order
-		code = map[string]bool{}
-		cur  mappingRecord
+		out []span
+		cur mappingRecord
 	)
 	sc := bufio.NewScanner(smaps)
 	for sc.Scan() {
 		line := sc.Bytes()
 		if s, perms, path, ok := mapping(line); ok {
 			if cur.onlyRead() {
-				read = append(read, cur)
+				out = append(out, cur.span)
 			}
-			cur = mappingRecord{span: s}
-			if len(path) > 0 && path[0] == '/' && !bytes.HasSuffix(path, []byte(" (deleted)")) {
-				cur.path = string(path)
-				code[cur.path] = code[cur.path] || perms[2] == 'x'
-				cur.candidate = perms[1] == '-' && perms[3] == 'p'
-			}
+			cur = mappingRecord{span: s, candidate: perms[1] == '-' && perms[3] == 'p' && code[string(path)]}
 			continue
 		}
 		cur.field(bytes.Fields(line))
@@ -47,13 +57,7 @@ func codeSpans(smaps io.Reader) ([]span, error) {
 		return nil, fmt.Errorf("read the mappings: %w", err)
 	}
 	if cur.onlyRead() {
-		read = append(read, cur)
-	}
-	var out []span
-	for _, m := range read {
-		if code[m.path] {
-			out = append(out, m.span)
-		}
+		out = append(out, cur.span)
 	}
 	return out, nil
 }
@@ -62,10 +66,9 @@ func codeSpans(smaps io.Reader) ([]span, error) {
 // asks.
 type mappingRecord struct {
 	span
-	path               string // the file's, whole; "" without one
-	candidate          bool   // private and not writable, of a file
-	anonRead, swapRead bool   // its "Anonymous:" and "Swap:" lines were read
-	ownPage            bool   // one of them counts a page
+	candidate          bool // private and not writable, of a code file
+	anonRead, swapRead bool // its "Anonymous:" and "Swap:" lines were read
+	ownPage            bool // one of them counts a page
 }
 
 // field takes one "Key: value kB" line of the mapping's record.
