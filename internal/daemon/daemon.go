@@ -376,9 +376,7 @@ func (d *Daemon) loop(ctx context.Context) error {
 		case f := <-d.calls:
 			f()
 		case <-d.used:
-			if d.ready {
-				d.working(d.now().Add(GiveBackAfterRequest))
-			}
+			d.worked()
 		case <-stats:
 			d.viewChanged()
 		}
@@ -425,6 +423,15 @@ func (d *Daemon) working(at time.Time) {
 	memory.Wake()
 	if at.After(d.giveBackAt) {
 		d.giveBackAt = at
+	}
+}
+
+// worked counts a request answered or an answer handed to the loop from
+// off it (a liveness check's, a delivery's) as work: the collector wakes,
+// and what it ran is given back once quiet for GiveBackAfterRequest.
+func (d *Daemon) worked() {
+	if d.ready {
+		d.working(d.now().Add(GiveBackAfterRequest))
 	}
 }
 

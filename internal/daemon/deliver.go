@@ -117,7 +117,10 @@ func (d *Daemon) startInject(ctx context.Context, s *session, a inbox.AttemptRow
 		findProcess(dctx, &target)
 		del, derr := d.deliver.Deliver(dctx, target, a.Text)
 		select {
-		case d.calls <- func() { d.delivered(ctx, s, a.Attempt, a.ID, del, undelivered(derr, del, target.PID)) }:
+		case d.calls <- func() {
+			d.worked()
+			d.delivered(ctx, s, a.Attempt, a.ID, del, undelivered(derr, del, target.PID))
+		}:
 		case <-ctx.Done():
 		}
 	})

@@ -136,7 +136,10 @@ func (d *Daemon) probe(ctx context.Context, s *session, h inject.Hint) {
 	cancel()
 	gone := errors.Is(err, inject.ErrNoProcess)
 	select {
-	case d.calls <- func() { d.probed(ctx, s, h, gone, exit) }:
+	case d.calls <- func() {
+		d.worked()
+		d.probed(ctx, s, h, gone, exit)
+	}:
 	case <-ctx.Done():
 		if exit != nil {
 			exit.Stop()

@@ -13,6 +13,7 @@ import (
 	"nudge/internal/classify"
 	"nudge/internal/config"
 	"nudge/internal/inbox"
+	"nudge/internal/memory"
 	"nudge/internal/retry"
 	"nudge/internal/samples"
 	"nudge/internal/watch"
@@ -73,7 +74,15 @@ func TestOpenTurnWithoutProcessIsToldOnce(t *testing.T) {
 	start := time.Now()
 	d := quietDaemon(t, start.Add(quietBeforeLiveCheck+time.Second))
 	s := openTurn(d, t.TempDir(), start)
+	memory.Rest() // as after a give-back: the check comes after a quiet spell
+	t.Cleanup(memory.Wake)
 	playLoop(t, d)
+	if resting() {
+		t.Fatal("the collector still rests while the answer is stored")
+	}
+	if want := d.now().Add(GiveBackAfterRequest); !d.giveBackAt.Equal(want) {
+		t.Fatalf("memory given back at %v, want %v: what storing the answer mapped is given back once quiet", d.giveBackAt, want)
+	}
 	if state, _ := s.machine.State(); state != retry.Failed {
 		t.Fatalf("state %s, want failed: the process is gone with its turn open", state)
 	}
