@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	"nudge/internal/proc"
 )
@@ -18,6 +19,7 @@ import (
 // argument.
 func runProgram(ctx context.Context, env []string, stdin io.Reader, program string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, program, args...)
+	cmd.WaitDelay = time.Second // a child left holding its output does not hold the caller
 	if len(env) > 0 {
 		cmd.Env = append(os.Environ(), env...)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"nudge/internal/proc"
@@ -29,12 +30,19 @@ import (
 // apart.
 type Screen struct {
 	program string
+	// answerWait bounds the wait for the answer to one query (-Q).
+	answerWait time.Duration
 }
 
 var _ Screener = (*Screen)(nil)
 
 // NewScreen returns the screen backend, running the screen found in PATH.
-func NewScreen() *Screen { return &Screen{program: "screen"} }
+func NewScreen() *Screen { return &Screen{program: "screen", answerWait: screenAnswerWait} }
+
+// screenAnswerWait is how long a query's answer is waited for: screen
+// answers in milliseconds, but its client can wait forever for an answer
+// the server never sends (seen once, a window of the session just killed).
+const screenAnswerWait = 3 * time.Second
 
 func init() {
 	register(registration{
@@ -135,7 +143,7 @@ func (x *Screen) Screen(ctx context.Context, w Where) (string, error) {
 		return "", err
 	}
 	// -X returns before the server acted; a query is answered after it did.
-	if _, err := x.run(ctx, w, "-p", w.Pane, "-Q", "number"); err != nil {
+	if _, err := x.windowNumber(ctx, w); err != nil {
 		return "", err
 	}
 	b, err := os.ReadFile(file)
@@ -202,7 +210,7 @@ func (x *Screen) holds(ctx context.Context, w Where, agent, pane proc.Process, t
 	if err := sameTerminal(agent, pane, tty, place); err != nil {
 		return err
 	}
-	out, err := x.run(ctx, w, "-p", w.Pane, "-Q", "number")
+	out, err := x.windowNumber(ctx, w)
 	if err != nil {
 		if processGone(server) {
 			return refuse(ErrGone, "%s is gone (screen session %s ended)", place, sty)
@@ -233,6 +241,23 @@ func windowClaims(ctx context.Context, server int, window string) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// windowNumber asks screen for window w.Pane's number and title; a query
+// left unanswered for answerWait is asked once more.
+func (x *Screen) windowNumber(ctx context.Context, w Where) (string, error) {
+	var err error
+	for range 2 {
+		qctx, cancel := context.WithTimeout(ctx, x.answerWait)
+		var out string
+		out, err = x.run(qctx, w, "-p", w.Pane, "-Q", "number")
+		unanswered := qctx.Err() != nil
+		cancel()
+		if err == nil || !unanswered || ctx.Err() != nil {
+			return out, err
+		}
+	}
+	return "", fmt.Errorf("screen window %s: no answer to two queries of %v: %w", w.Pane, x.answerWait, err)
 }
 
 // run runs screen against w's session with argv args (never a shell).

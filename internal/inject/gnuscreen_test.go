@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"nudge/internal/testenv"
 )
@@ -258,4 +259,40 @@ func TestScreenPressesEnterOnceTheTextShows(t *testing.T) {
 		t.Fatalf("Deliver: %v", err)
 	}
 	readApart(t, w.out, text)
+}
+
+// screen's client can wait forever for a query's answer: it is asked once
+// more, and a second silence is an error, not a hang.
+func TestScreenAsksAgainWhenAQueryIsNotAnswered(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		silences int
+		want     string
+	}{
+		{"answered the second time", 1, "0 (sh)"},
+		{"never answered", 2, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			// A stand-in for screen's client: silent (as if waiting for the
+			// server's signal) for the first queries, then it answers.
+			standIn := filepath.Join(dir, "screen")
+			script := fmt.Sprintf("#!/bin/sh\necho >> %s/calls\n[ $(wc -l < %s/calls) -le %d ] && exec sleep 60\necho '0 (sh)'\n", dir, dir, tc.silences)
+			if err := os.WriteFile(standIn, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			x := &Screen{program: standIn, answerWait: 200 * time.Millisecond}
+			out, err := x.windowNumber(context.Background(), Where{Server: "123.agent", Pane: "0"})
+			if tc.want != "" && (err != nil || strings.TrimSpace(out) != tc.want) {
+				t.Fatalf("windowNumber = %q, %v; want %q", out, err, tc.want)
+			}
+			if tc.want == "" && (err == nil || !strings.Contains(err.Error(), "no answer")) {
+				t.Fatalf("windowNumber = %q, %v; want an error saying no answer came", out, err)
+			}
+			calls, _ := os.ReadFile(filepath.Join(dir, "calls"))
+			if n := strings.Count(string(calls), "\n"); n != 2 {
+				t.Fatalf("screen asked %d times, want 2", n)
+			}
+		})
+	}
 }
