@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"nudge/internal/testenv"
 )
 
 // agentNamed starts a real process named like an agent (a symlink to sh
@@ -35,7 +37,7 @@ func startIn(t *testing.T, dir string, files []*os.File, argv ...string) int {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	execed(cmd.Process.Pid)
+	testenv.Execed(cmd.Process.Pid)
 	return cmd.Process.Pid
 }
 
@@ -136,7 +138,7 @@ func TestFindProcessIgnoresOtherUsers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	execed(cmd.Process.Pid)
+	testenv.Execed(cmd.Process.Pid)
 	h := Hint{Agent: "x", Session: "s-9", Project: proj, Executables: []string{"nudgeagent"}}
 	if pid, err := FindProcess(context.Background(), h); !errors.Is(err, ErrNoProcess) {
 		t.Fatalf("only another user's agent runs: pid %d, %v; want ErrNoProcess", pid, err)

@@ -87,7 +87,7 @@ func (s *screenServerDir) start(name, script string, inSession ...string) screen
 		s.screen("-S", inSession[0], "-X", "screen", "sh", "-c", script)
 	}
 	pid := pidFrom(s.t, pidFile)
-	execed(pid)
+	testenv.Execed(pid)
 	sty, _, _ := processEnv(pid, "STY")
 	window, _, _ := processEnv(pid, "WINDOW")
 	return screenWindow{sty: sty, window: window, pid: pid, out: out}
@@ -158,7 +158,7 @@ func TestScreenRefusesWhatTheWindowDoesNotHold(t *testing.T) {
 	plain := exec.Command("sleep", "60")
 	plain.Env = s.env
 	startProcess(t, plain)
-	execed(plain.Process.Pid)
+	testenv.Execed(plain.Process.Pid)
 	if _, err := NewScreen().Locate(ctx, Target{PID: plain.Process.Pid}); !errors.Is(err, ErrNotInTerminal) {
 		t.Errorf("Locate(no terminal) = %v, want %v", err, ErrNotInTerminal)
 	}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"nudge/internal/testenv"
 )
 
 // standIn puts a program called name on PATH that records each call (argv,
@@ -113,7 +115,7 @@ func onTerminal(t *testing.T, env ...string) (int, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	execed(cmd.Process.Pid)
+	testenv.Execed(cmd.Process.Pid)
 	return cmd.Process.Pid, tty.Name()
 }
 
@@ -128,21 +130,7 @@ func execedInto(pid int, prog string) {
 			return
 		}
 		if strings.TrimSpace(string(comm)) == prog {
-			execed(pid)
-			return
-		}
-	}
-}
-
-// execed waits (up to 10 s) until the process pid, just started, shows its
-// command line and environment: exec.Cmd.Start returns once exec began, and
-// the kernel lays them out a moment later (until then /proc shows them
-// empty). Without /proc it returns at once.
-func execed(pid int) {
-	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
-		args, err1 := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		env, err2 := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-		if err1 != nil || err2 != nil || len(args) > 0 && len(env) > 0 {
+			testenv.Execed(pid)
 			return
 		}
 	}

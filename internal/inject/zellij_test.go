@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/creack/pty"
+
+	"nudge/internal/testenv"
 )
 
 // The zellij backend has never run against a real zellij: none can be
@@ -70,7 +72,7 @@ func zellijPaneProcess(t *testing.T, session, paneID, script string) int {
 	}
 	startProcess(t, server)
 	pid := pidFrom(t, pidFile)
-	execed(pid)
+	testenv.Execed(pid)
 	return pid
 }
 
@@ -97,7 +99,7 @@ func TestZellijDeliversToTheAgentsPane(t *testing.T) {
 	rec := zellijStandIn(t)
 	pane := zellijPaneProcess(t, "work", "3", "sleep 60 & wait")
 	agent := childOf(t, pane)
-	execed(agent)
+	testenv.Execed(agent)
 	ctx := context.Background()
 
 	w, err := NewZellij().Locate(ctx, Target{PID: agent})
@@ -187,7 +189,7 @@ func TestZellijRefusesWhatThePaneDoesNotHold(t *testing.T) {
 	// Located, then the pid names another run, then the pane's process ends.
 	pane := zellijPaneProcess(t, "work", "3", "sleep 60 & wait")
 	agent := childOf(t, pane)
-	execed(agent)
+	testenv.Execed(agent)
 	w, err := NewZellij().Locate(ctx, Target{PID: agent})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"nudge/internal/testenv"
 )
 
 // Server is a running stand-in.
@@ -63,6 +65,7 @@ func Start(t testing.TB, h http.Handler, env []string, args ...string) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	testenv.Execed(cmd.Process.Pid) // its command line tells it is OpenCode
 	// Handing the socket over made it blocking, for the listener too (they
 	// share one open file): non-blocking again before serving on it.
 	rc, err := tcp.SyscallConn()
