@@ -42,10 +42,9 @@ func TestIdleDaemonLeavesTheProcessTableAlone(t *testing.T) {
 	db := m.openCodeDB(person, nil)
 	trace := filepath.Join(m.dir, "strace.out")
 	d := m.startNudgeUnder(person, []string{strace, "-f", "-qq", "-e", "trace=openat", "-o", trace})
-	eventually(t, "the search the first read of the database asks for", 10*time.Second, func() bool {
-		return strings.Contains(d.logText(), "looking for OpenCode servers")
+	eventually(t, "the end of the search the first read of the database asks for", 30*time.Second, func() bool {
+		return strings.Contains(d.logText(), "looked for OpenCode servers")
 	})
-	time.Sleep(time.Second) // the search itself
 	read := func() []string {
 		b, _ := os.ReadFile(trace)
 		return processReads.FindAllString(string(b), -1)

@@ -168,6 +168,7 @@ func (w *Watcher) followLive(ctx context.Context) {
 // followed yet and writes a watched database.
 func (w *Watcher) searchLive(ctx context.Context, dbs []liveProc, followed map[string]string, told map[string]bool, ended chan<- string) {
 	w.log.Debug("looking for OpenCode servers among the person's processes")
+	start := time.Now()
 	procs, err := proc.List(ctx)
 	if err != nil {
 		w.log.Debug("cannot list processes for OpenCode servers", "err", err)
@@ -224,6 +225,7 @@ func (w *Watcher) searchLive(ctx context.Context, dbs []liveProc, followed map[s
 			delete(told, k)
 		}
 	}
+	w.log.Debug("looked for OpenCode servers", "processes", len(procs), "following", len(followed), "took", time.Since(start))
 }
 
 // attach picks the watched database a process writes, by its path.
