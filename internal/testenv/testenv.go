@@ -1,5 +1,7 @@
 // Package testenv lets tests ask for the real programs they need: a test
 // skips on a developer machine that lacks one, and fails under CI=true.
+// It also holds what tests of real parts share: the docs' tables, and the
+// wait for a process just started (Execed).
 package testenv
 
 import (
