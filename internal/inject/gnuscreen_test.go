@@ -121,7 +121,7 @@ func TestScreenDeliversTextLiterally(t *testing.T) {
 func TestScreenLocatesTheAgentUnderItsWindow(t *testing.T) {
 	s := newScreenDir(t)
 	first := s.start("agent", "stty echo; cat > $OUT; true")
-	child := childOf(t, first.pid)
+	child := childOf(t, first.pid, "cat")
 	second := s.start("second", "stty echo; cat > $OUT", "agent")
 
 	w, err := NewScreen().Locate(context.Background(), Target{PID: child})

@@ -201,7 +201,7 @@ func TestTmuxLocateDescendantByTerminal(t *testing.T) {
 	// The shell stays the pane's process; the "agent" is its child.
 	p := s.start("agent", "stty echo; cat > $OUT; true")
 	s.cat("last")
-	child := childOf(t, p.pid)
+	child := childOf(t, p.pid, "cat")
 
 	w, err := NewTmux().Locate(context.Background(), Target{PID: child})
 	if err != nil {
@@ -216,19 +216,24 @@ func TestTmuxLocateDescendantByTerminal(t *testing.T) {
 	received(t, p, "to the child\n")
 }
 
-// childOf waits for a child of pid to appear and returns it.
-func childOf(t *testing.T, pid int) int {
+// childOf waits for the child of pid running the program name (a shell's
+// short-lived children, such as stty before the agent, do not count).
+func childOf(t *testing.T, pid int, name string) int {
 	t.Helper()
 	var child int
-	waitFor(t, fmt.Sprintf("a child of %d", pid), func() bool {
+	waitFor(t, fmt.Sprintf("a %s child of %d", name, pid), func() bool {
 		stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 		for _, f := range stats {
 			data, err := os.ReadFile(f)
 			if err != nil {
 				continue
 			}
-			rest := string(data[strings.LastIndexByte(string(data), ')')+1:])
-			if fields := strings.Fields(rest); len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			s := string(data)
+			open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+			if open < 0 || end < open || s[open+1:end] != name {
+				continue
+			}
+			if fields := strings.Fields(s[end+1:]); len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
 				child, _ = strconv.Atoi(filepath.Base(filepath.Dir(f)))
 				return true
 			}

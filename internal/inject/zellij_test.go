@@ -98,7 +98,7 @@ esac`)
 func TestZellijDeliversToTheAgentsPane(t *testing.T) {
 	rec := zellijStandIn(t)
 	pane := zellijPaneProcess(t, "work", "3", "sleep 60 & wait")
-	agent := childOf(t, pane)
+	agent := childOf(t, pane, "sleep")
 	testenv.Execed(agent)
 	ctx := context.Background()
 
@@ -188,7 +188,7 @@ func TestZellijRefusesWhatThePaneDoesNotHold(t *testing.T) {
 
 	// Located, then the pid names another run, then the pane's process ends.
 	pane := zellijPaneProcess(t, "work", "3", "sleep 60 & wait")
-	agent := childOf(t, pane)
+	agent := childOf(t, pane, "sleep")
 	testenv.Execed(agent)
 	w, err := NewZellij().Locate(ctx, Target{PID: agent})
 	if err != nil {
