@@ -55,7 +55,8 @@ func TestClaudeStructuredClasses(t *testing.T) {
 		{"unexpected response", `"error":"server_error","apiError":"unexpected_response"`, "", Unknown, "unexpected_response"},
 		{"max tokens", `"error":"max_output_tokens"`, "", Unknown, "max_output_tokens"},
 		// Fields decide over text.
-		{"fields over text", `"error":"server_error","apiErrorStatus":500`, "Invalid API key", ProviderError, "server_error/500"},
+		// Signals disagree: the one that does not retry wins (docs/failures.md).
+		{"sign-in text over a 5xx category", `"error":"server_error","apiErrorStatus":500`, "Invalid API key", Auth, "server_error/500"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := ccFailure(t, ccErrorRecord(c.fields, c.text))
@@ -156,7 +157,7 @@ func TestClaudeTextReset(t *testing.T) {
 		if c.record != "" {
 			ts = at(c.record)
 		}
-		got := claudeTextReset(c.text, ts)
+		got, _ := readReset(c.text, ts)
 		want := time.Time{}
 		if c.want != "" {
 			want = at(c.want)

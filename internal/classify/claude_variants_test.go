@@ -31,7 +31,7 @@ func TestClaudeFieldVariants(t *testing.T) {
 		{"stream idle text only", ``, "API Error: Stream idle timeout - partial response received", ProviderError, "", time.Time{}},
 		{"stalled stream text, bare unknown", `"error":"unknown"`, "The stream stalled and was closed", ProviderError, "unknown", time.Time{}},
 		// Fields that say more than a category still decide over a sign-in text.
-		{"status beats sign-in text", `"error":"server_error","apiErrorStatus":503`, "Not logged in", ProviderError, "server_error/503", time.Time{}},
+		{"sign-in text beats a 5xx status", `"error":"server_error","apiErrorStatus":503`, "Not logged in", Auth, "server_error/503", time.Time{}},
 		// The error as an object with a status.
 		{"error object 529", `"error":{"type":"overloaded_error","status":529,"message":"Overloaded"}`, "", ProviderError, "overloaded_error/529", time.Time{}},
 		{"error object 401 as string status", `"error":{"status":"401","message":"invalid x-api-key"}`, "", Auth, "http/401", time.Time{}},
@@ -102,7 +102,7 @@ func FuzzClaudeFailure(f *testing.F) {
 			if e.Failure == nil {
 				t.Fatalf("turn_failed without failure: %+v", e)
 			}
-			usageText := claudeTextClass(text) == UsageLimit
+			usageText := readFailure(failureSignals{texts: []signalField{{"text", text}}}).Class == UsageLimit
 			usageField := strings.Contains(apiError, "usage_limit_reached") || strings.Contains(category, "billing_error")
 			if (usageText || usageField) && e.Failure.Class == ProviderError {
 				t.Fatalf("a usage limit classified provider_error: %s → %+v", rec, e.Failure)

@@ -100,9 +100,9 @@ var (
 func codexLegacyFailure(message string, limitReset, at time.Time) Failure {
 	name, status := "other", 0
 	if m := codexLegacyStatus.FindStringSubmatch(message); m != nil {
-		name, status = "http_connection_failed", claudeAtoi(m[1])
+		name, status = "http_connection_failed", atoi(m[1])
 	} else if m := codexLegacyRetries.FindStringSubmatch(message); m != nil {
-		name, status = "response_too_many_failed_attempts", claudeAtoi(m[1])
+		name, status = "response_too_many_failed_attempts", atoi(m[1])
 	} else if n, ok := codexLegacyBody(message); ok {
 		name = n
 	} else {

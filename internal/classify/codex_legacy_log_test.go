@@ -95,7 +95,7 @@ func TestCodexLegacyFailure(t *testing.T) {
 		{"Quota exceeded. Check your plan and billing details.", UsageLimit, "quota_exceeded"},
 		{"To use Codex with your ChatGPT plan, upgrade to Plus: https://chatgpt.com/explore/plus.", UsageLimit, "usage_not_included"},
 		{"internal error; agent loop died unexpectedly", Unknown, "other"},
-		{`{"error":{"type":"server_error"}}`, Unknown, "other"},
+		{`{"error":{"type":"server_error"}}`, ProviderError, "other"},
 	} {
 		f := codexLegacyFailure(c.msg, reset, at)
 		if f.Class != c.class || f.Code != c.code || f.Message != c.msg {

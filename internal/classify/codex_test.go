@@ -298,10 +298,9 @@ func TestCodexErrorClasses(t *testing.T) {
 		{"x", `"modelNotFound"`, Rejected, "model_not_found"},
 		{"sandbox denied", `"sandbox_error"`, Unknown, "sandbox_error"},
 		{"something else broke", `"other"`, Unknown, "other"},
-		// Structured first: a 5xx name is not turned into a limit by
-		// unrelated text, and text alone never makes a provider error.
-		{"unexpected status 500", `"some_new_name"`, Unknown, "some_new_name"},
-		{"unexpected status 500", `null`, Unknown, ""},
+		// A name no table row knows says nothing; a 5xx in the text does.
+		{"unexpected status 500", `"some_new_name"`, ProviderError, "some_new_name"},
+		{"unexpected status 500", `null`, ProviderError, ""},
 		{"x", `{"a":1,"b":2}`, Unknown, ""},
 	}
 	for _, c := range cases {
@@ -366,8 +365,10 @@ func TestCodexTextReset(t *testing.T) {
 		{"… or try again at 13:05 PM.", time.UTC, time.Time{}},
 		{"… later.", time.UTC, time.Time{}},
 	}
+	defer func(z *time.Location) { wallClockZone = z }(wallClockZone)
 	for _, c := range cases {
-		if got := codexTextReset(c.msg, ts, c.loc); !got.Equal(c.want) {
+		wallClockZone = c.loc
+		if got, _ := readReset(c.msg, ts); !got.Equal(c.want) {
 			t.Errorf("%q: %v, want %v", c.msg, got, c.want)
 		}
 	}

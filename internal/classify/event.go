@@ -46,6 +46,20 @@ type Failure struct {
 	Message string    `json:"message,omitempty"` // the original error text the person saw
 	ResetAt time.Time `json:"reset_at,omitzero"` // usage limits: when the agent says the limit resets
 	Hint    string    `json:"hint,omitempty"`    // what the person can do (e.g. "run claude /login")
+	// ResetUnread quotes a usage limit's reset words that no form of
+	// docs/failures.md reads ("resets Oct 24"): the reset is unreadable.
+	ResetUnread string `json:"reset_unread,omitempty"`
+	// Rule and Field say what decided Class: the rule of docs/failures.md
+	// ("error type", "HTTP status", "embedded error body", "wording") and
+	// the record's field it read.
+	Rule  string `json:"rule,omitempty"`
+	Field string `json:"field,omitempty"`
+	// Signals are the signals seen when there were several, each
+	// "rule "value" in field → class".
+	Signals []string `json:"signals,omitempty"`
+	// Shape names a failure record nudge does not know: a typed code no
+	// table row has, or no field that said anything. "" when known.
+	Shape string `json:"shape,omitempty"`
 }
 
 // excerptMax bounds Excerpt, in characters: a sentence's worth of an error

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -125,7 +126,7 @@ func (g *grokReader) Read(line []byte) []Event {
 			return nil
 		}
 		g.ended = true
-		f := grokFailure(grokErrorText(in.Error))
+		f := grokFailure(grokErrorText(in.Error), ts)
 		e := g.event(TurnFailed, ts)
 		e.Failure = &f
 		return []Event{e}
@@ -163,53 +164,41 @@ func grokErrorText(raw json.RawMessage) string {
 }
 
 // grokStatusTexts are grok-dev's fixed texts per HTTP status, used when the
-// provider body has no message (docs/agents/grok.md §3). An exact match is as good as
-// the status itself, so it decides first.
-var grokStatusTexts = map[string]struct {
-	code  string
-	class Class
-}{
-	"The request was invalid. This may be caused by an unsupported parameter or model.":  {"http/400", Rejected},
-	"Authentication failed. Your API key may be invalid or expired.":                     {"http/401", Auth},
-	"Access denied. Your API key does not have permission for this request.":             {"http/403", Auth},
-	"The requested model or endpoint was not found. Check your model name and base URL.": {"http/404", Rejected},
-	"The request timed out. Please try again.":                                           {"http/408", ProviderError},
-	"The request could not be processed. Check your message format or parameters.":       {"http/422", Rejected},
-	"Rate limit exceeded. Please wait a moment and try again.":                           {"http/429", ProviderError},
-	"The API server encountered an internal error. Please try again later.":              {"http/500", ProviderError},
-	"The API server is temporarily unavailable. Please try again later.":                 {"http/502", ProviderError},
-	"The API service is temporarily overloaded. Please try again later.":                 {"http/503", ProviderError},
-	"The API service is overloaded. Please try again later.":                             {"http/529", ProviderError},
+// provider body has no message (docs/agents/grok.md §3). An exact match is as
+// good as the status itself.
+var grokStatusTexts = map[string]int{
+	"The request was invalid. This may be caused by an unsupported parameter or model.":  400,
+	"Authentication failed. Your API key may be invalid or expired.":                     401,
+	"Access denied. Your API key does not have permission for this request.":             403,
+	"The requested model or endpoint was not found. Check your model name and base URL.": 404,
+	"The request timed out. Please try again.":                                           408,
+	"The request could not be processed. Check your message format or parameters.":       422,
+	"Rate limit exceeded. Please wait a moment and try again.":                           429,
+	"The API server encountered an internal error. Please try again later.":              500,
+	"The API server is temporarily unavailable. Please try again later.":                 502,
+	"The API service is temporarily overloaded. Please try again later.":                 503,
+	"The API service is overloaded. Please try again later.":                             529,
 }
 
-// grokTextRules classify any other text, first match wins (docs/agents/grok.md §3); no
-// match is unknown.
-var grokTextRules = []struct {
-	class Class
-	re    *regexp.Regexp
-}{
-	// grok-dev's own auth test, verbatim.
-	{Auth, regexp.MustCompile(`(?i)\b(401|403)\b|unauthori[sz]ed|invalid.*(api[_ ]?key|token|credential)|authentication failed|forbidden|access denied`)},
-	{UsageLimit, regexp.MustCompile(`(?i)quota|\bcredits?\b|billing|\bbalance\b|usage[ _-]?limit`)},
-	{ProviderError, regexp.MustCompile(`(?i)overloaded|rate[ _-]?limit|timed out|timeout|connection|network|temporarily unavailable|internal server error|service unavailable|bad gateway|gateway timeout`)},
-	{Rejected, regexp.MustCompile(`(?i)context[ _-]?(length|window)|too long|maximum context|too many tokens`)},
-}
-
-// grokFailure classifies StopFailure's error text.
-func grokFailure(text string) Failure {
-	f := Failure{Message: text, Class: Unknown}
-	if s, ok := grokStatusTexts[strings.TrimSpace(text)]; ok {
-		f.Class, f.Code = s.class, s.code
-	} else {
-		for _, rule := range grokTextRules {
-			if rule.re.MatchString(text) {
-				f.Class = rule.class
-				break
-			}
-		}
+// grokFailure classifies StopFailure's error text at ts by the shared
+// reading (docs/failures.md).
+func grokFailure(text string, ts time.Time) Failure {
+	var s failureSignals
+	status, fixed := grokStatusTexts[strings.TrimSpace(text)]
+	if fixed {
+		s.setStatus("error (grok-dev's text for the status)", status)
 	}
-	if f.Class == Auth {
+	s.text("error", text)
+	f := readFailure(s)
+	f.Message = text
+	if fixed {
+		f.Code = "http/" + strconv.Itoa(status)
+	}
+	switch f.Class {
+	case Auth:
 		f.Hint = grokLoginHint
+	case UsageLimit:
+		f.ResetAt, f.ResetUnread = readReset(text, ts)
 	}
 	return f
 }

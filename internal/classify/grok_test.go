@@ -103,7 +103,7 @@ func TestGrokFailureText(t *testing.T) {
 		"Cannot read properties of undefined (reading 'map')":                                Unknown,
 		"": Unknown,
 	} {
-		if got := grokFailure(text); got.Class != want {
+		if got := grokFailure(text, time.Time{}); got.Class != want {
 			t.Errorf("%q: class %s, want %s", text, got.Class, want)
 		} else if want == Auth && got.Hint != grokLoginHint {
 			t.Errorf("%q: no login hint", text)

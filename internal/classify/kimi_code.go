@@ -263,49 +263,38 @@ func (w *kimiCodeWire) ended(r *kimiCodeRecord, ts time.Time) []Event {
 		e.Failure = &Failure{Class: Cancelled, Code: "user_cancelled", Message: "the person cancelled the turn"}
 		return append(out, e)
 	}
-	f := kimiCodeFailure(r.Error)
+	f := kimiCodeFailure(r.Error, ts)
 	e := w.event(TurnFailed, ts)
 	e.Failure = &f
 	return append(out, e)
 }
 
-// kimiCodeFailure classifies a failed turn's typed error, top to bottom as in
-// the table of docs/agents/kimi.md A3. error.retryable is never read: it belongs to the
-// code, not to the event.
-func kimiCodeFailure(e *kimiCodeError) Failure {
+// kimiCodeFailure classifies a failed turn's typed error by the shared
+// reading (docs/failures.md; the codes of docs/agents/kimi.md A3).
+// error.retryable is never read: it belongs to the code, not to the event.
+func kimiCodeFailure(e *kimiCodeError, ts time.Time) Failure {
 	if e == nil {
-		return Failure{Class: Unknown, Message: "Kimi Code ended the turn as failed without an error"}
+		return Failure{Class: Unknown, Rule: ruleNothing, Shape: "no error fields",
+			Message: "Kimi Code ended the turn as failed without an error"}
 	}
-	f := Failure{Class: kimiCodeClass(e), Code: e.Code, Message: e.Message}
-	status := e.Details.StatusCode
-	if status != 0 {
+	var s failureSignals
+	s.code("error.name", e.Name)
+	s.code("error.code", e.Code)
+	s.setStatus("error.details.statusCode", e.Details.StatusCode)
+	s.text("error.message", e.Message)
+	f := readFailure(s)
+	f.Code, f.Message = e.Code, e.Message
+	if status := e.Details.StatusCode; status != 0 {
 		f.Code += "/" + strconv.Itoa(status)
+	}
+	switch f.Class {
+	case UsageLimit:
+		f.ResetAt, f.ResetUnread = readReset(e.Message, ts)
+	case Auth:
+		f.Hint = kimiCodeLoginHint
 	}
 	if e.Details.RequestID != "" {
 		f.Message += " (request " + e.Details.RequestID + ")"
 	}
-	if f.Class == Auth {
-		f.Hint = kimiCodeLoginHint
-	}
 	return f
-}
-
-// kimiCodeClass is the class column of docs/agents/kimi.md A3.
-func kimiCodeClass(e *kimiCodeError) Class {
-	status := e.Details.StatusCode
-	switch {
-	case e.Name == "APIProviderQuotaExhaustedError",
-		e.Code == "provider.api_error" && status == 402:
-		return UsageLimit
-	case e.Code == "provider.auth_error", strings.HasPrefix(e.Code, "auth."):
-		return Auth
-	case e.Code == "provider.rate_limit", e.Code == "provider.overloaded", e.Code == "provider.connection_error":
-		return ProviderError
-	case e.Code == "provider.api_error" && (status >= 500 || status == 408 || status == 409):
-		return ProviderError
-	case e.Code == "provider.api_error" && (status == 400 || status == 404 || status == 413 || status == 422),
-		e.Code == "context.overflow", e.Code == "provider.filtered":
-		return Rejected
-	}
-	return Unknown
 }

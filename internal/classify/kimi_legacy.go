@@ -285,7 +285,22 @@ func kimiLegacyFailure(line *kimiLogLine) Failure {
 		return Failure{Class: Unknown, Code: "StepInterrupted",
 			Message: "Kimi's turn failed; no matching error line in logs/kimi.log"}
 	}
-	f := Failure{Class: line.class(), Code: line.code(), Message: line.text}
+	var f Failure
+	switch line.kind {
+	case kimiLogCancelled:
+		f = Failure{Class: Cancelled, Rule: ruleType, Field: "log line"}
+	case kimiLogMaxSteps:
+		f = Failure{Class: Unknown, Rule: ruleType, Field: "log line"}
+	default:
+		var s failureSignals
+		s.code("log error type", line.errType)
+		s.text("log message", line.text)
+		f = readFailure(s)
+		if f.Class == UsageLimit {
+			f.ResetAt, f.ResetUnread = readReset(line.text, line.at)
+		}
+	}
+	f.Code, f.Message = line.code(), line.text
 	if line.requestID != "" {
 		f.Message += " (request " + line.requestID + ")"
 	}

@@ -98,40 +98,6 @@ func parseKimiLogLine(line []byte) (sid string, l kimiLogLine, ok bool) {
 	return sid, l, true
 }
 
-// kimiErrorTypes are the error types that are provider errors whatever the
-// text (B4 row 1).
-var kimiErrorTypes = map[string]bool{"APIConnectionError": true, "APITimeoutError": true, "APIEmptyResponseError": true}
-
-var (
-	kimiQuotaWords   = regexp.MustCompile(`(?i)insufficient_quota|exceeded_current_quota|balance|quota|billing`)
-	kimiRateWords    = regexp.MustCompile(`(?i)rate_limit|rate limit|max rpm|try again`)
-	kimiContextWords = regexp.MustCompile(`(?i)context length|context_length|maximum context|context window|too long`)
-)
-
-// class applies the table of docs/agents/kimi.md B4.
-func (l *kimiLogLine) class() Class {
-	switch l.kind {
-	case kimiLogCancelled:
-		return Cancelled
-	case kimiLogMaxSteps:
-		return Unknown
-	}
-	s := l.status
-	switch {
-	case kimiErrorTypes[l.errType], s >= 500 && s < 600:
-		return ProviderError
-	case s == 402, s == 429 && kimiQuotaWords.MatchString(l.text):
-		return UsageLimit
-	case s == 429 && kimiRateWords.MatchString(l.text):
-		return ProviderError
-	case s == 401, s == 403:
-		return Auth
-	case s == 400, s == 404, s == 413, s == 422, kimiContextWords.MatchString(l.text):
-		return Rejected
-	}
-	return Unknown
-}
-
 // code is the error type with the status ("APIStatusError/503").
 func (l *kimiLogLine) code() string {
 	switch l.kind {

@@ -152,7 +152,7 @@ func TestKimiLegacyPairing(t *testing.T) {
 		{"403", "Agent step 1 failed: APIStatusError: Error code: 403 - {}", Auth},
 		{"400", "Agent step 1 failed: APIStatusError: Error code: 400 - {'error': {'message': 'bad'}}", Rejected},
 		{"context", "Agent step 1 failed: BadRequest: the prompt exceeds the context length", Rejected},
-		{"429 of no known kind", "Agent step 1 failed: APIStatusError: Error code: 429 - {}", Unknown},
+		{"a bare 429", "Agent step 1 failed: APIStatusError: Error code: 429 - {}", ProviderError},
 		{"other", "Agent step 1 failed: LLMNotSupported: images", Unknown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

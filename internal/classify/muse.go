@@ -380,48 +380,61 @@ func (m *museReader) turnCompleted(s *museSession, session string, p *museParams
 	if p.Terminal == "completed" {
 		return append(out, m.event(session, TurnDone, ts))
 	}
-	f := museFailure(p, m.usage)
+	f := museFailure(p, m.usage, ts)
 	e := m.event(session, TurnFailed, ts)
 	e.Failure = &f
 	return append(out, e)
 }
 
-// museFailure applies the classification table of docs/agents/muse.md A3 to a
-// turn/completed that did not complete. Typed fields decide; the message
-// is read only inside modelError, where the table asks for it.
-func museFailure(p *museParams, usage *museUsage) Failure {
+// museFailure classifies a turn/completed that did not complete, at ts
+// (docs/agents/muse.md A3): a cancel and a terminal of another name are the
+// agent's own; an exhausted usage window settles a usage limit; the rest
+// is the shared reading of its error kind, message and reason
+// (docs/failures.md).
+func museFailure(p *museParams, usage *museUsage, ts time.Time) Failure {
 	if p.Terminal == "cancelled" {
-		return Failure{Class: Cancelled, Code: "cancelled", Message: p.Reason}
+		return Failure{Class: Cancelled, Code: "cancelled", Message: p.Reason, Rule: ruleType, Field: "terminal"}
 	}
 	if p.Terminal != "failed" {
-		return Failure{Class: Unknown, Code: "terminal/" + p.Terminal, Message: museMessage(p)}
+		return Failure{Class: Unknown, Code: "terminal/" + p.Terminal, Message: museMessage(p), Rule: ruleType, Field: "terminal"}
 	}
 	e := p.Error
+	var s failureSignals
+	if e != nil {
+		s.code("error.kind", e.Kind)
+		s.text("error.message", e.Message)
+		if e.Retryable {
+			// Muse already spent its own attempts (turn/retryScheduled).
+			s.retryable = "error.retryable"
+		}
+	}
+	if e == nil || p.Reason != e.Message {
+		s.text("reason", p.Reason)
+	}
+	if e != nil && e.Kind == "modelError" && usage != nil && usage.exhausted {
+		s.mark(UsageLimit, "usage window", "exhausted")
+	}
+	f := readFailure(s)
+	f.Message = museMessage(p)
 	if e == nil {
 		// A terminal synthesized after the host died mid-turn: reason only.
-		msg := "Muse stopped mid-turn"
+		f.Code, f.Message = "failed", "Muse stopped mid-turn"
 		if p.Reason != "" {
-			msg += ": " + p.Reason
+			f.Message += ": " + p.Reason
 		}
-		return Failure{Class: Unknown, Code: "failed", Message: msg}
+	} else {
+		f.Code = e.Kind
 	}
-	f := Failure{Code: e.Kind, Message: museMessage(p)}
-	switch {
-	case e.Kind == "authRequired":
-		f.Class, f.Hint = Auth, museLoginHint
-	case e.Kind != "modelError":
-		f.Class = Unknown
-	case usage != nil && usage.exhausted:
-		f.Class, f.ResetAt = UsageLimit, usage.resetAt
-	case museQuotaText.MatchString(e.Message):
-		f.Class = UsageLimit
-	case e.Retryable:
-		// Muse already spent its own attempts (turn/retryScheduled).
-		f.Class = ProviderError
-	case museRejectedText.MatchString(e.Message):
-		f.Class = Rejected
-	default:
-		f.Class = Unknown
+	switch f.Class {
+	case Auth:
+		f.Hint = museLoginHint
+	case UsageLimit:
+		if usage != nil && usage.exhausted {
+			f.ResetAt = usage.resetAt
+		}
+		if f.ResetAt.IsZero() {
+			f.ResetAt, f.ResetUnread = readReset(f.Message, ts)
+		}
 	}
 	return f
 }
@@ -434,14 +447,6 @@ func museMessage(p *museParams) string {
 	}
 	return p.Reason
 }
-
-var (
-	// museQuotaText is a modelError that "speaks of a quota / usage limit" (docs/agents/muse.md A3).
-	museQuotaText = regexp.MustCompile(`(?i)quota|usage[ _-]?limit`)
-	// museRejectedText is a non-retryable modelError naming an invalid request,
-	// a too-long prompt, an unknown model or filtered content (docs/agents/muse.md A3).
-	museRejectedText = regexp.MustCompile(`(?i)\b(400|404|413|422)\b|invalid[ _]request|too (long|large)|context (length|window)|(unknown|unsupported) model|model[ _]not[ _]found|content[ _]filter|filtered`)
-)
 
 // usageChanged reads a SubscriptionUsage. It is per account and host, so an
 // exhausted window limits every session this log has named (docs/agents/muse.md A2, A3).

@@ -174,7 +174,7 @@ func (m *museHostReader) turn(r *museRead, ts time.Time) []Event {
 	if p.Terminal == "completed" {
 		return append(out, turnEvents(p.TurnID, []Event{m.event(TurnDone, ts)})...)
 	}
-	f := museFailure(&p, m.usage)
+	f := museFailure(&p, m.usage, ts)
 	e := m.event(TurnFailed, ts)
 	e.Failure = &f
 	return append(out, turnEvents(p.TurnID, []Event{e})...)

@@ -359,7 +359,7 @@ func (r *openCodeReader) message(s *openCodeSession, m *openCodeMessage, ev func
 	switch {
 	case m.Error != nil:
 		s.ended[m.ID] = true
-		f := openCodeFailure(m.Error)
+		f := openCodeFailure(m.Error, at)
 		if f.Class == UsageLimit && f.ResetAt.IsZero() && s.limit != nil {
 			f.ResetAt = s.limit.ResetAt
 		}

@@ -7,73 +7,39 @@ import (
 	"time"
 )
 
-// openCodeFailure classifies the error that ended a turn (docs/agents/opencode.md
-// §6.3): the error name, the status code and the typed code in the response
-// body first; the message text only as a fallback.
-func openCodeFailure(e *openCodeError) Failure {
+// openCodeFailure classifies the error that ended a turn at ts by the
+// shared reading (docs/failures.md): its name, status code, the typed code
+// of its response body, its message and body (docs/agents/opencode.md §6.3).
+func openCodeFailure(e *openCodeError, ts time.Time) Failure {
 	d := e.Data
 	bodyCode := openCodeBodyCode(d.ResponseBody)
-	f := Failure{Message: d.Message, Code: e.Name}
+	var s failureSignals
+	s.code("name", e.Name)
+	s.code("data.responseBody error.code", bodyCode)
+	s.setStatus("data.statusCode", d.StatusCode)
+	s.text("data.message", d.Message)
+	s.text("data.responseBody", d.ResponseBody)
+	if d.IsRetryable {
+		s.retryable = "data.isRetryable"
+	}
+	f := readFailure(s)
+	f.Message, f.Code = d.Message, e.Name
 	if d.StatusCode != 0 {
 		f.Code += "/" + strconv.Itoa(d.StatusCode)
 	}
 	if bodyCode != "" {
 		f.Code += "/" + bodyCode
 	}
-	text := strings.ToLower(d.Message)
-	quota := openCodeQuota(bodyCode, d.ResponseBody, text)
-	switch e.Name {
-	case "MessageAbortedError":
-		f.Class = Cancelled
-	case "ProviderAuthError":
-		f.Class = Auth
-	case "ContextOverflowError", "ContentFilterError":
-		f.Class = Rejected
-	case "MessageOutputLengthError", "StructuredOutputError":
-		f.Class = Unknown
-	case "APIError":
-		f.Class = openCodeAPIClass(d.StatusCode, bodyCode, quota, d.IsRetryable, d.Message)
-	case "UnknownError":
-		f.Class = Unknown
-		if openCodeTransient(text) {
-			f.Class = ProviderError
-		}
-	default:
-		f.Class = Unknown
-	}
 	switch f.Class {
 	case Auth:
 		f.Hint = openCodeLoginHint
 	case UsageLimit:
 		f.ResetAt = openCodeRetryAfter(d.ResponseHeaders)
+		if f.ResetAt.IsZero() {
+			f.ResetAt, f.ResetUnread = readReset(d.Message+"\n"+d.ResponseBody, ts)
+		}
 	}
 	return f
-}
-
-// openCodeAPIClass classifies an APIError.
-func openCodeAPIClass(status int, code string, quota, retryable bool, message string) Class {
-	switch {
-	case status == 401:
-		return Auth
-	case status == 402, status == 403 && quota, status == 429 && quota:
-		return UsageLimit
-	case status == 403:
-		return Auth
-	case status == 429, status >= 500:
-		return ProviderError
-	case strings.HasPrefix(message, "Unauthorized:"), strings.HasPrefix(message, "Forbidden:"):
-		// A gateway's or proxy's HTML 401/403 (§6.3).
-		return Auth
-	case status >= 400:
-		return Rejected
-	case quota:
-		return UsageLimit
-	case code == "invalid_prompt":
-		return Rejected
-	case retryable, openCodeTransient(strings.ToLower(message)):
-		return ProviderError
-	}
-	return Unknown
 }
 
 // openCodeBodyCode is the provider's typed code in a response body: OpenAI's
@@ -96,46 +62,6 @@ func openCodeBodyCode(body string) string {
 		return code
 	}
 	return b.Error.Type
-}
-
-// openCodeQuotaMarks name a plan, quota or billing limit in a body or code (§6.3, §9.4).
-var openCodeQuotaMarks = []string{"FreeUsageLimitError", "GoUsageLimitError", "insufficient_quota", "usage_not_included", "billing_not_active"}
-
-func openCodeQuota(code, body, text string) bool {
-	for _, m := range openCodeQuotaMarks {
-		if code == m || strings.Contains(body, m) {
-			return true
-		}
-	}
-	code = strings.ToLower(code)
-	if strings.Contains(code, "quota") || strings.Contains(code, "billing") {
-		return true
-	}
-	for _, w := range []string{"quota", "usage limit", "billing", "credit"} {
-		if strings.Contains(text, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// openCodeTransientText are the phrases OpenCode's own retry treats as
-// transient (§5, session/retry.ts).
-var openCodeTransientText = []string{
-	"429", "500", "502", "503", "504", "524", "rate limit", "too many requests", "too_many_requests",
-	"overloaded", "service unavailable", "unavailable", "internal server error", "internal error",
-	"provider returned error", "connection refused", "connection reset", "connection lost", "socket hang up",
-	"econnreset", "etimedout", "getaddrinfo", "timeout", "timed out", "try your request again",
-	"resource exhausted", "exhausted", "try again later", "at capacity",
-}
-
-func openCodeTransient(text string) bool {
-	for _, w := range openCodeTransientText {
-		if strings.Contains(text, w) {
-			return true
-		}
-	}
-	return false
 }
 
 // maxRetryAfter bounds a provider's retry-after: no quota window is longer
