@@ -193,6 +193,8 @@ func statusClass(n int) Class {
 		return Rejected
 	case n == 408, n == 409, n == 429, n >= 500 && n <= 599:
 		return ProviderError
+	case n >= 400 && n <= 499:
+		return Rejected
 	}
 	return ""
 }
