@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,12 +20,13 @@ import (
 
 func newClassifyCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "classify [--agent NAME] [--json] FILE...",
+		Use:   "classify [--agent NAME] [--json] [--why] FILE...",
 		Short: "Read session files offline and print their events",
 		Args:  args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, files []string) error {
 			name, _ := cmd.Flags().GetString("agent")
 			asJSON, _ := cmd.Flags().GetBool("json")
+			why, _ := cmd.Flags().GetBool("why")
 			var forced *classify.Agent
 			if name != "" {
 				a, ok := classify.Lookup(name)
@@ -44,7 +46,7 @@ func newClassifyCmd() *cobra.Command {
 			for _, file := range files {
 				agent, err := agentFor(file, forced)
 				if err == nil {
-					err = printEvents(cmd.Context(), out, tw, file, agent, log)
+					err = printEvents(cmd.Context(), out, tw, file, agent, why, log)
 				}
 				if err != nil {
 					safetext.Fprintf(cmd.ErrOrStderr(), "nudge: %s: %v\n", file, err)
@@ -62,6 +64,7 @@ func newClassifyCmd() *cobra.Command {
 	}
 	cmd.Flags().String("agent", "", "the agent that wrote the files ("+agentNames()+"); default: recognised from each file")
 	cmd.Flags().Bool("json", false, "one JSON object per event and line")
+	cmd.Flags().Bool("why", false, "for each dead turn, the rule and the field that decided its class, and the signals seen")
 	return cmd
 }
 
@@ -88,14 +91,14 @@ func agentFor(file string, forced *classify.Agent) (classify.Agent, error) {
 	return a, nil
 }
 
-func printEvents(ctx context.Context, out io.Writer, tw *tabwriter.Writer, file string, agent classify.Agent, log *slog.Logger) error {
+func printEvents(ctx context.Context, out io.Writer, tw *tabwriter.Writer, file string, agent classify.Agent, why bool, log *slog.Logger) error {
 	events, err := watch.ReadFile(ctx, file, agent, log)
 	if err != nil {
 		return err
 	}
 	for _, ev := range events {
 		if tw == nil {
-			b, err := ev.MarshalLine()
+			b, err := json.Marshal(jsonLine(ev, why))
 			if err != nil {
 				return err
 			}
@@ -120,6 +123,45 @@ func printEvents(ctx context.Context, out io.Writer, tw *tabwriter.Writer, file 
 			when = ev.Time.UTC().Format("2006-01-02T15:04:05Z")
 		}
 		safetext.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", when, ev.Agent, ev.Session, ev.Kind, class, msg)
+		if why && ev.Kind == classify.TurnFailed && ev.Failure != nil {
+			// No tab: the line is no cell of the table's columns.
+			safetext.Fprintf(tw, "  why: %s\n", whyText(*ev.Failure))
+		}
 	}
 	return nil
+}
+
+// whyText is what decided a dead turn's class, in words.
+func whyText(f classify.Failure) string {
+	s := f.Why()
+	if f.ResetUnread != "" {
+		s += fmt.Sprintf("; reset unreadable: %q", f.ResetUnread)
+	}
+	if f.Shape != "" {
+		s += "; record shape not known: " + f.Shape
+	}
+	return s
+}
+
+// whyJSON is what decided a dead turn's class, for --json --why.
+type whyJSON struct {
+	Rule        string   `json:"rule"`
+	Field       string   `json:"field,omitempty"`
+	Signals     []string `json:"signals,omitempty"`
+	ResetUnread string   `json:"reset_unread,omitempty"`
+	Shape       string   `json:"shape,omitempty"`
+}
+
+// jsonLine is ev's docs/behaviour.md §8 line, with "why" on a dead turn
+// when asked.
+func jsonLine(ev classify.Event, why bool) any {
+	l := ev.Line()
+	f := ev.Failure
+	if !why || ev.Kind != classify.TurnFailed || f == nil {
+		return l
+	}
+	return struct {
+		classify.Line
+		Why whyJSON `json:"why"`
+	}{l, whyJSON{f.Rule, f.Field, f.Signals, f.ResetUnread, f.Shape}}
 }

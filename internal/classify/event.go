@@ -147,7 +147,10 @@ type Line struct {
 }
 
 // MarshalLine renders e in the docs/behaviour.md §8 line shape.
-func (e Event) MarshalLine() ([]byte, error) {
+func (e Event) MarshalLine() ([]byte, error) { return json.Marshal(e.Line()) }
+
+// Line is e in the docs/behaviour.md §8 line shape.
+func (e Event) Line() Line {
 	l := Line{Agent: e.Agent, Session: e.Session, Kind: e.Kind}
 	if !e.Time.IsZero() {
 		s := e.Time.UTC().Format(time.RFC3339Nano)
@@ -169,5 +172,5 @@ func (e Event) MarshalLine() ([]byte, error) {
 			l.ResetAt = &s
 		}
 	}
-	return json.Marshal(l)
+	return l
 }
