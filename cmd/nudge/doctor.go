@@ -225,8 +225,8 @@ func setOrNot(url string) string {
 	return "set"
 }
 
-// doctorHealth says whether the daemon can store what it reads, and which
-// lines it skipped.
+// doctorHealth says whether the daemon can store what it reads, which
+// lines it skipped, and which failure record shapes it does not know.
 func doctorHealth(w io.Writer, d *status.Daemon) {
 	if f := d.StoreFailing; f != nil {
 		safetext.Fprintf(w, "  store:  %s (%d tries)\n", f.Sentence(time.Now()), f.Tries)
@@ -235,10 +235,32 @@ func doctorHealth(w io.Writer, d *status.Daemon) {
 	}
 	if d.LinesSkipped == 0 {
 		fmt.Fprintln(w, "  lines:  none skipped")
+	} else {
+		fmt.Fprintf(w, "  lines:  %d skipped since start (not JSON records, binary, over the line cap)\n", d.LinesSkipped)
+		for _, f := range d.SkippedFiles {
+			safetext.Fprintf(w, "          %d in %s, the latest at offset %d: %s\n", f.Lines, f.Path, f.Offset, f.Reason)
+		}
+	}
+	doctorShapes(w, d.UnknownShapes)
+}
+
+// doctorShapesShown bounds the shapes doctor lists.
+const doctorShapesShown = 20
+
+// doctorShapes counts the dead turns whose failure record shape nudge does
+// not know (docs/failures.md), so that a person can report them.
+func doctorShapes(w io.Writer, shapes []status.UnknownShape) {
+	if len(shapes) == 0 {
+		fmt.Fprintln(w, "  shapes: every failure record read since start had a known shape")
 		return
 	}
-	fmt.Fprintf(w, "  lines:  %d skipped since start (not JSON records, binary, over the line cap)\n", d.LinesSkipped)
-	for _, f := range d.SkippedFiles {
-		safetext.Fprintf(w, "          %d in %s, the latest at offset %d: %s\n", f.Lines, f.Path, f.Offset, f.Reason)
+	turns := 0
+	for _, u := range shapes {
+		turns += u.Count
+	}
+	fmt.Fprintf(w, "  shapes: %d dead turns in %d failure record shapes nudge does not know since start; "+
+		"please report them (`nudge classify --why FILE` shows what was read)\n", turns, len(shapes))
+	for _, u := range shapes[:min(len(shapes), doctorShapesShown)] {
+		safetext.Fprintf(w, "          %d × %s: %s (latest in %s)\n", u.Count, u.Agent, u.Shape, u.Path)
 	}
 }

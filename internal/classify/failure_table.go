@@ -81,6 +81,8 @@ var failureTypes = []failureType{
 	{"client_certificate", Unknown, "docs/agents/claude.md §1 (2.1.333: told, never retried)"},
 	{"tls_cert_invalid", Unknown, "docs/agents/claude.md §1 (2.1.333: told, never retried)"},
 	{"unexpected_response", Unknown, "docs/agents/claude.md §1 (2.1.333: told, never retried)"},
+	{"unknown", "", "docs/agents/claude.md §4.2 (a category of the executable)"},
+	{"max_output_tokens", "", "docs/agents/claude.md §4.2 (a category of the executable)"},
 	// Codex's codex_error_info names (docs/agents/codex.md §4.2).
 	{"usage_limit_exceeded", UsageLimit, "docs/agents/codex.md §4.2"},
 	{"usage_not_included", UsageLimit, "docs/agents/codex.md §4.2"},
@@ -96,6 +98,7 @@ var failureTypes = []failureType{
 	{"http_connection_failed", ProviderError, "docs/agents/codex.md §4.2 (its own status outranks it)"},
 	{"response_too_many_failed_attempts", ProviderError, "docs/agents/codex.md §4.2"},
 	{"other", "", "docs/agents/codex.md §4.2 (a generic category)"},
+	{"sandbox_error", Unknown, "docs/agents/codex.md §4.2"},
 	// OpenCode's error names and body codes (docs/agents/opencode.md §6.3).
 	{"MessageAbortedError", Cancelled, "docs/agents/opencode.md §6.3"},
 	{"ProviderAuthError", Auth, "docs/agents/opencode.md §6.3"},
@@ -120,6 +123,9 @@ var failureTypes = []failureType{
 	{"provider.filtered", Rejected, "docs/agents/kimi.md A3"},
 	{"loop.max_steps_exceeded", Unknown, "docs/agents/kimi.md A3"},
 	{"APIStatusError", "", "docs/agents/kimi.md A3, B4 (its status decides)"},
+	{"APIProviderRateLimitError", ProviderError, "docs/agents/kimi.md A3 (seen: samples/kimi)"},
+	{"APIProviderOverloadedError", ProviderError, "docs/agents/kimi.md A3 (seen: samples/kimi)"},
+	{"LoopError", "", "docs/agents/kimi.md A3 (seen: samples/kimi; its code decides)"},
 	// kimi-cli's error types (docs/agents/kimi.md B4).
 	{"APIConnectionError", ProviderError, "docs/agents/kimi.md B4"},
 	{"APITimeoutError", ProviderError, "docs/agents/kimi.md B4"},

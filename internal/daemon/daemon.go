@@ -84,6 +84,8 @@ type Daemon struct {
 	settings retry.Settings
 	sessions map[retry.Key]*session
 	files    map[string]*fileReader // the reader of each file read, by path
+	// shapes counts the failure record shapes nudge does not know (logged.go).
+	shapes map[shapeKey]*status.UnknownShape
 	// handleBatch's working space, kept from one batch to the next: a busy
 	// agent's batches come many a second.
 	found      []found
@@ -172,6 +174,7 @@ func New(cfg config.Config, log *slog.Logger) (*Daemon, error) {
 		now:        time.Now,
 		sessions:   map[retry.Key]*session{},
 		files:      map[string]*fileReader{},
+		shapes:     map[shapeKey]*status.UnknownShape{},
 		liveDue:    map[retry.Key]time.Time{},
 		settleDue:  map[string]time.Time{},
 		positioned: map[string]time.Time{},

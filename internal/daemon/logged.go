@@ -3,10 +3,12 @@ package daemon
 import (
 	"context"
 	"log/slog"
+	"sort"
 	"strings"
 
 	"nudge/internal/classify"
 	"nudge/internal/retry"
+	"nudge/internal/status"
 	"nudge/internal/watch"
 )
 
@@ -83,4 +85,48 @@ func (d *Daemon) toldLine(s *session, e retry.Entry) func() {
 	}
 	attrs := about(s, "what", e.What, "attempts", e.Attempts)
 	return func() { d.log.Info(msg, attrs...) }
+}
+
+// maxShapes bounds the unknown failure record shapes kept; past it, new
+// shapes are still logged but not counted apart.
+const maxShapes = 64
+
+// shapeKey is one agent's failure record shape.
+type shapeKey struct{ agent, shape string }
+
+// noteShapes logs a dead turn whose record shape nudge does not know, once
+// per shape, and counts it for `nudge doctor` (docs/failures.md).
+func (d *Daemon) noteShapes(rec watch.Record, events []classify.Event) {
+	for _, ev := range events {
+		f := ev.Failure
+		if ev.Kind != classify.TurnFailed || f == nil || f.Shape == "" {
+			continue
+		}
+		k := shapeKey{rec.Agent, f.Shape}
+		if u := d.shapes[k]; u != nil {
+			u.Count++
+			u.Path = rec.Path
+			continue
+		}
+		d.log.Warn("failure record of a shape nudge does not know; please report it (nudge classify --why FILE)",
+			"agent", rec.Agent, "shape", f.Shape, "class", string(f.Class), "path", rec.Path, "offset", rec.Offset)
+		if len(d.shapes) < maxShapes {
+			d.shapes[k] = &status.UnknownShape{Agent: rec.Agent, Shape: f.Shape, Count: 1, Path: rec.Path}
+		}
+	}
+}
+
+// unknownShapes are the shapes for the view, the most seen first.
+func (d *Daemon) unknownShapes() []status.UnknownShape {
+	out := make([]status.UnknownShape, 0, len(d.shapes))
+	for _, u := range d.shapes {
+		out = append(out, *u)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].Agent+out[i].Shape < out[j].Agent+out[j].Shape
+	})
+	return out
 }

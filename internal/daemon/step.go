@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"nudge/internal/advice"
@@ -265,6 +266,7 @@ func (d *Daemon) classifyRecord(out []found, rec watch.Record, now time.Time) []
 	}
 	events := f.reader.Read(rec.Line)
 	d.logRecord(rec, events)
+	d.noteShapes(rec, events)
 	f.lastRead = now
 	midway := f.midway
 	if rec.Gone {
@@ -404,6 +406,7 @@ func eventRow(ev classify.Event, now time.Time) inbox.EventRow {
 	}
 	if f := ev.Failure; f != nil {
 		row.Class, row.Code, row.Message, row.ResetAt = string(f.Class), f.Code, f.Message, f.ResetAt
+		row.Detail = failureDetail(f)
 	}
 	switch {
 	case ev.Box != "":
@@ -543,4 +546,17 @@ func (d *Daemon) handleWakes(ctx context.Context) {
 		}
 	}
 	d.finish(ctx, st, now)
+}
+
+// failureDetail is what the timeline adds to a dead turn: the signals seen
+// when they disagreed, and a reset time that could not be read.
+func failureDetail(f *classify.Failure) string {
+	var parts []string
+	if n := f.SignalsNote(); n != "" {
+		parts = append(parts, n)
+	}
+	if f.ResetUnread != "" {
+		parts = append(parts, fmt.Sprintf("reset time unreadable: %q", f.ResetUnread))
+	}
+	return strings.Join(parts, "; ")
 }

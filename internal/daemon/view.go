@@ -23,7 +23,7 @@ func (d *Daemon) refreshView() {
 			PID: os.Getpid(), Version: version.String(), StartedAt: d.started,
 			Ready: d.ready, FilesWatched: stats.FilesWatched, FilesOpen: stats.FilesOpen,
 			LinesSkipped: stats.LinesSkipped, SkippedFiles: make([]status.SkippedFile, 0, len(stats.SkippedFiles)),
-			StoreFailing: d.storeView(),
+			StoreFailing: d.storeView(), UnknownShapes: d.unknownShapes(),
 		},
 		Sessions: make([]status.Session, 0, len(d.sessions)),
 	}

@@ -30,6 +30,18 @@ type Daemon struct {
 	SkippedFiles []SkippedFile `json:"skipped_files"`
 	// StoreFailing is set while the database refuses to store what was read.
 	StoreFailing *StoreFailing `json:"store_failing,omitempty"`
+	// UnknownShapes are the failure record shapes nudge does not know
+	// (docs/failures.md), seen since start: each logged once, counted here
+	// so that a person can report them; the most seen first.
+	UnknownShapes []UnknownShape `json:"unknown_shapes,omitempty"`
+}
+
+// UnknownShape is one failure record shape nudge does not know.
+type UnknownShape struct {
+	Agent string `json:"agent"`
+	Shape string `json:"shape"` // the fields it carried, the codes no table row knows
+	Count int    `json:"count"` // dead turns of that shape since start
+	Path  string `json:"path"`  // the latest file it was in
 }
 
 // SkippedFile is a session file with skipped lines.
