@@ -214,3 +214,17 @@ func TestCorpus(t *testing.T) {
 	}
 	t.Logf("corpus: %d of %d right %v", right, len(entries), perAgent)
 }
+
+// BenchmarkFailureCorpus reads every corpus entry once per iteration: the
+// cost of the failure readings on the records of the world.
+func BenchmarkFailureCorpus(b *testing.B) {
+	entries := loadCorpus(b)
+	b.ResetTimer()
+	for range b.N {
+		for _, c := range entries {
+			if _, err := corpusFailure(c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

@@ -38,8 +38,8 @@ func textSignals(field, text string) []signal {
 	}
 	out = append(out, bodySignals(field, text, 0)...)
 	// A terminal wraps what users paste: the words are read with their
-	// spacing made one.
-	out = append(out, wordingSignals(field, strings.Join(strings.Fields(text), " "))...)
+	// spacing made one, and without regard to case.
+	out = append(out, wordingSignals(field, strings.ToLower(strings.Join(strings.Fields(text), " ")))...)
 	return out
 }
 
@@ -146,7 +146,7 @@ func errorBody(field string, v any, depth int) []signal {
 	return out
 }
 
-// wordingSignals applies the phrase table to a text.
+// wordingSignals applies the phrase table to a lower-cased text.
 func wordingSignals(field, text string) []signal {
 	var out []signal
 	for i := range failurePhrases {
@@ -159,7 +159,7 @@ func wordingSignals(field, text string) []signal {
 }
 
 // negated tells a phrase a text denies: "(not your usage limit)".
-var negated = regexp.MustCompile(`(?i)\b(?:not|isn't|is not|never)\s+(?:your |a |the |an )?$`)
+var negated = regexp.MustCompile(`\b(?:not|isn't|is not|never)\s+(?:your |a |the |an )?$`)
 
 // match is the first place the phrase occurs in text and is not denied, or "".
 func (p *failurePhrase) match(text string) string {
@@ -178,4 +178,4 @@ func (p *failurePhrase) match(text string) string {
 
 // rateWord is a word before "limit reached" that makes it a rate, size or
 // context limit, not a usage limit.
-var rateWord = regexp.MustCompile(`(?i)\b(?:rate|context|token|tokens|length|output|size|request|requests|concurrency|step|steps|turn|turns|recursion|iteration|iterations|depth|loop|call|calls|tool)[ _-]?$`)
+var rateWord = regexp.MustCompile(`\b(?:rate|context|token|tokens|length|output|size|request|requests|concurrency|step|steps|turn|turns|recursion|iteration|iterations|depth|loop|call|calls|tool)[ _-]?$`)

@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"cmp"
 	"regexp"
 	"strconv"
 	"strings"
@@ -118,7 +119,7 @@ func isoReset(m []string) (time.Time, bool) {
 // the date it names.
 func clockReset(m []string, ts time.Time) (time.Time, bool) {
 	loc := wallClockZone
-	if z := cmpOr(m[7], m[8]); z != "" {
+	if z := cmp.Or(m[7], m[8]); z != "" {
 		l, err := time.LoadLocation(z)
 		if err != nil {
 			return time.Time{}, false
@@ -153,13 +154,6 @@ func clockReset(m []string, ts time.Time) (time.Time, bool) {
 	}
 	t := nextWallClock(ts, loc, month, day, hour, min)
 	return t, !t.IsZero()
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // waitDuration adds up a wait's parts.
