@@ -76,7 +76,8 @@ func bodySignals(field, text string, depth int) []signal {
 	var out []signal
 	starts := 0
 	for i := 0; i < len(text) && starts < bodyMaxStarts; i++ {
-		if text[i] != '{' && text[i] != '[' {
+		quoted := text[i] == '"' && i+1 < len(text) && (text[i+1] == '{' || text[i+1] == '[')
+		if text[i] != '{' && text[i] != '[' && !quoted {
 			continue
 		}
 		starts++
@@ -108,6 +109,11 @@ func bodySignals(field, text string, depth int) []signal {
 func errorBody(field string, v any, depth int) []signal {
 	var out []signal
 	switch b := v.(type) {
+	case string:
+		// A body quoted as a JSON string, as logs print one.
+		if strings.ContainsAny(b, "{[") {
+			out = append(out, bodySignals(field, b, depth+1)...)
+		}
 	case []any:
 		for i, e := range b {
 			if i == 4 {
