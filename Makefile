@@ -1,13 +1,26 @@
-# Common loops. `make test` is the test command CI runs (README).
+# Common loops. `make test` is the test command CI runs (README); `make help`
+# lists the targets.
 GO      ?= go
 PKGS    ?= ./...
 FUZZTIME ?= 20s
+# go.mod's toolchain line names the Go release nudge is built with (the
+# standard library's security fixes); auto fetches it through the module
+# proxy where the installed Go is older, and keeps a newer one.
+export GOTOOLCHAIN ?= auto
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+GOVULNCHECK ?= golang.org/x/vuln/cmd/govulncheck@v1.9.0
+# VULNDB is govulncheck's database: its own online one unless set
+# (.ci/vulndb.sh builds one from the module proxy).
+VULNDB  ?=
 # The version a build reports (nudge --version): the git description of
 # the checkout, else what the Go toolchain records.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS := $(if $(VERSION),-X nudge/internal/version.Release=$(VERSION))
 
-.PHONY: run build app test unit race torture bench fuzz lint darwin drift
+.PHONY: help run build app test unit race torture bench fuzz lint vuln darwin drift
+
+help: ## list the targets
+	@awk -F':.*## ' '/^[a-z]+:.*## / { printf "  %-9s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 run: build ## run the daemon on the built-in defaults
 	bin/nudge run
@@ -47,11 +60,17 @@ fuzz: ## each fuzz target for FUZZTIME; new corpus entries stay in testdata/fuzz
 drift: ## the newest published agent CLIs against the real-CLI end-to-end tests (AGENTS=… to choose)
 	bash .ci/drift.sh
 
-lint: ## gofmt, go vet, and the macOS build without cgo
+lint: ## gofmt, go vet, staticcheck, go mod verify, and the macOS build without cgo
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
+	$(GO) mod verify
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags torture ./e2e/torture/
+	$(GO) run $(STATICCHECK) $(PKGS)
+	$(GO) run $(STATICCHECK) -tags torture ./e2e/torture/
 	$(MAKE) darwin
+
+vuln: ## govulncheck: a known vulnerability the code can reach fails (VULNDB=file://… for an offline database)
+	$(GO) run $(GOVULNCHECK) $(if $(VULNDB),-db $(VULNDB)) $(PKGS)
 
 darwin: ## the Mac build must keep compiling (no cgo here)
 	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) build ./...

@@ -2,6 +2,8 @@ module nudge
 
 go 1.26.0
 
+toolchain go1.26.10
+
 require (
 	fyne.io/systray v1.12.2
 	github.com/creack/pty v1.1.24

@@ -329,11 +329,11 @@ func (d *daemon) fds() int {
 // calls and results) and the turn's end; every record stamped with the
 // time it is written and given an id of its own.
 type writer struct {
-	dir                  string
-	prompt, done         string
-	work                 []string
-	ids                  []string // the ids in the sample
-	turnRecords, written int
+	dir          string
+	prompt, done string
+	work         []string
+	ids          []string // the ids in the sample
+	turnRecords  int
 }
 
 var (

@@ -9,9 +9,7 @@ import (
 func FuzzMuse(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join(museSamples, "*.ndjson"))
 	lines := fuzzSeedLines(f, 1<<20, files...)
-	for _, l := range museLog(msStarted, msUsageHit, msFailed(`{"kind":"modelError","message":"x","retryable":true}`)) {
-		lines = append(lines, l)
-	}
+	lines = append(lines, museLog(msStarted, msUsageHit, msFailed(`{"kind":"modelError","message":"x","retryable":true}`))...)
 	for i, l := range lines {
 		f.Add(l, lines[(i+1)%len(lines)])
 	}

@@ -32,11 +32,12 @@ func parseStat(data []byte) (stat, error) {
 		return stat{}, fmt.Errorf("malformed stat %.80q", data)
 	}
 	f := strings.Fields(string(data[end+1:]))
-	const ( // field numbers of proc(5), counted from state (3)
-		state     = 3 - 3
-		ppid      = 4 - 3
-		ttyNr     = 7 - 3
-		startTime = 22 - 3
+	const first = 3 // f[0] is proc(5)'s field 3, state
+	const (         // field numbers of proc(5), counted from state
+		state     = 3 - first
+		ppid      = 4 - first
+		ttyNr     = 7 - first
+		startTime = 22 - first
 	)
 	if len(f) <= startTime || len(f[state]) != 1 {
 		return stat{}, fmt.Errorf("short stat %.80q", data)

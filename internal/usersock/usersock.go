@@ -38,7 +38,8 @@ func Listen(path string, log *slog.Logger) (net.Listener, error) {
 		return nil, fmt.Errorf("socket %s: %w", path, err)
 	}
 	ln.(*net.UnixListener).SetUnlinkOnClose(false) // Close removes path itself
-	if err := os.Chmod(tmp, 0o600); err == nil {
+	err = os.Chmod(tmp, 0o600)
+	if err == nil {
 		err = os.Rename(tmp, path)
 	}
 	if err != nil {

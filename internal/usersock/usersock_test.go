@@ -94,3 +94,22 @@ func TestSocketAppearsReady(t *testing.T) {
 		}
 	}
 }
+
+// A socket that cannot be put in place is no socket: Listen fails and
+// leaves nothing behind under its name in the making.
+func TestSocketNotPutInPlaceFails(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.sock")
+	if err := os.MkdirAll(filepath.Join(path, "held"), 0o700); err != nil { // a folder that is not empty: no rename onto it
+		t.Fatal(err)
+	}
+	ln, err := Listen(path, slog.New(slog.DiscardHandler))
+	if err == nil {
+		ln.Close()
+		t.Fatal("Listen succeeded though its socket could not be renamed into place")
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "~*"))
+	if len(left) != 0 {
+		t.Fatalf("left behind %v", left)
+	}
+}

@@ -22,8 +22,10 @@ func TestPasses(t *testing.T) {
 	}
 	last := kept.issue()
 	kept.now = func() time.Time { return time.Now().Add(1000 * time.Hour) }
-	if !kept.use(last) || !kept.use(last) {
-		t.Fatal("a pass without a time limit must keep working")
+	for range 2 {
+		if !kept.use(last) {
+			t.Fatal("a pass without a time limit must keep working")
+		}
 	}
 	expiring := newPasses(time.Minute, 3, false)
 	p := expiring.issue()
