@@ -158,12 +158,16 @@ func checkEntry(path string, me int) error {
 }
 
 // OpenFile opens the file at path like os.OpenFile, but never through a
-// symbolic link, and only a regular file of this user; one that others
-// could read or write is made user-only.
+// symbolic link, never waiting (a FIFO is refused, with or without a
+// reader), and only a regular file of this user; one that others could
+// read or write is made user-only.
 func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, perm)
+	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, perm)
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, fmt.Errorf("%s is a symbolic link; nudge never writes through one in its folders: remove it", path)
+	}
+	if errors.Is(err, syscall.ENXIO) {
+		return nil, fmt.Errorf("%s is not a regular file: remove it", path)
 	}
 	if err != nil {
 		return nil, err
