@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -184,8 +183,7 @@ func openInbox(cfg config.Config) (*inbox.DB, bool, error) {
 	return db, true, nil
 }
 
+// printJSON prints v as indented JSON that cannot steer a terminal.
 func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return safetext.EncodeJSON(w, v, "  ")
 }
