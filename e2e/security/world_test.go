@@ -21,7 +21,7 @@ import (
 	"nudge/internal/web"
 )
 
-func TestMain(m *testing.M) { daemontest.Main(m, snoop.Cmd) }
+func TestMain(m *testing.M) { daemontest.Main(m, snoop.Cmd, floodCmd) }
 
 // world is a home with nudge's data folder in it.
 type world struct {
