@@ -81,6 +81,10 @@ func printStatus(w io.Writer, st status.Status, cfg config.Config) {
 		if f := d.StoreFailing; f != nil {
 			safetext.Fprintf(w, "WARNING: %s\n", f.Sentence(time.Now()))
 		}
+		for _, st := range d.Stuck {
+			safetext.Fprintf(w, "WARNING: %s does not answer since %s (%s); its sessions are not read until it does\n",
+				st.Source, st.Since.Local().Format(time.TimeOnly), st.Error)
+		}
 		if d.LinesSkipped > 0 {
 			fmt.Fprintf(w, "%d bad lines skipped since start (`nudge doctor` lists the files)\n", d.LinesSkipped)
 		}
