@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -21,15 +22,27 @@ const floodCmd = "nudge/e2e/security/flood"
 // 20 s, and 64 that send nothing, each dialled again at once when closed.
 // All the while the person's own requests with the secret, and a sign-in
 // link's page load and sign-in, are answered; and no connection of the
-// stranger's stays open long, whatever it asks.
+// stranger's stays open long, whatever it asks. The same holds when the
+// flood comes from a program of the person's own (as a web page in their
+// browser would), whose connections nudge cannot tell from the person's.
 func TestStrangersCannotShutTheInboxWindow(t *testing.T) {
 	attacker := otheruser.Create(t)
 	w := newWorld(t)
 	w.start()
 	page := w.pageAddress()
 	host := strings.TrimSuffix(strings.TrimPrefix(page, "http://"), "/")
+	args := []string{"-addr", host, "-fetching", "64", "-idle", "64", "-every", "20s", "-for", "25s"}
+	t.Run("another user", func(t *testing.T) {
+		w.floodAndAsk(t, page, attacker.Command(otheruser.Copy(t, daemontest.Bin(floodCmd)), args...))
+	})
+	t.Run("the person's own program", func(t *testing.T) {
+		w.floodAndAsk(t, page, exec.Command(daemontest.Bin(floodCmd), args...))
+	})
+}
 
-	flood := attacker.Command(otheruser.Copy(t, daemontest.Bin(floodCmd)), "-addr", host, "-fetching", "64", "-idle", "64", "-every", "20s", "-for", "25s")
+// floodAndAsk runs the flood and, while it lasts, asks the page at page as
+// the person does.
+func (w *world) floodAndAsk(t *testing.T, page string, flood *exec.Cmd) {
 	out, err := flood.StdoutPipe()
 	must(t, err)
 	must(t, flood.Start())
@@ -84,5 +97,5 @@ func TestStrangersCannotShutTheInboxWindow(t *testing.T) {
 	if res.OldestOpen > 15 {
 		t.Errorf("a stranger's connection was still open after %.0f s (%d dialled)", res.OldestOpen, res.Dialled)
 	}
-	t.Logf("the stranger dialled %d connections", res.Dialled)
+	t.Logf("the flood dialled %d connections", res.Dialled)
 }

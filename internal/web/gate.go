@@ -6,6 +6,10 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"nudge/internal/proc"
 )
@@ -14,10 +18,9 @@ import (
 // program opened, where the kernel tells (proc.PeerUID), and holds at most
 // a fixed number of connections that have not shown a credential yet; a
 // connection that does (admit) stops counting. A new connection is always
-// let in, and when the room is full the oldest connection without a
-// credential is closed for it: a stranger cannot keep out a client that
-// shows one, which is admitted with its first request
-// (docs/security.md#limits).
+// let in, and when the room is full a connection without a credential is
+// closed for it (pushOut): a stranger cannot keep out a client that shows
+// one, which is admitted with its first request (docs/security.md#limits).
 type gate struct {
 	net.Listener
 	max       int
@@ -63,18 +66,53 @@ func (g *gate) otherUser(c net.Conn) (int, bool) {
 // enter counts c as a stranger, pushing out the oldest one if need be.
 func (g *gate) enter(c net.Conn) *gatedConn {
 	gc := &gatedConn{Conn: c, gate: g}
-	var oldest *gatedConn
+	var out *gatedConn
 	g.mu.Lock()
 	if g.strangers.Len() >= g.max {
-		oldest = g.strangers.Remove(g.strangers.Front()).(*gatedConn)
-		oldest.place = nil
+		out = g.pushOut()
 	}
 	gc.place = g.strangers.PushBack(gc)
 	g.mu.Unlock()
-	if oldest != nil {
-		oldest.Conn.Close()
+	if out != nil {
+		out.Conn.Close()
 	}
 	return gc
+}
+
+// pushOut takes out the stranger to close for a newcomer: the oldest that
+// has said nothing, else the oldest. One that has sent its request is
+// about to be admitted, answered or refused, so a client that shows a
+// credential is never pushed out by a flood of connections dialled after
+// it; called with g.mu held.
+func (g *gate) pushOut() *gatedConn {
+	pick := g.strangers.Front()
+	for e := pick; e != nil; e = e.Next() {
+		if c := e.Value.(*gatedConn); !c.spoke.Load() && !pending(c.Conn) {
+			pick = e
+			break
+		}
+	}
+	c := g.strangers.Remove(pick).(*gatedConn)
+	c.place = nil
+	return c
+}
+
+// pending reports whether c has bytes waiting to be read.
+func pending(c net.Conn) bool {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var b [1]byte
+	n := 0
+	if raw.Control(func(fd uintptr) { n, _, _ = unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT) }) != nil {
+		return false
+	}
+	return n > 0
 }
 
 // gatedConn is a connection let in by a gate; it gives its place back
@@ -83,6 +121,15 @@ type gatedConn struct {
 	net.Conn
 	gate  *gate
 	place *list.Element // nil once admitted, closed or pushed out
+	spoke atomic.Bool   // it has sent something
+}
+
+func (c *gatedConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.spoke.Store(true)
+	}
+	return n, err
 }
 
 // admit records that the connection showed a credential.
