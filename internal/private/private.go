@@ -194,8 +194,9 @@ func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 }
 
 // ReadFile reads a file of settings, at most max bytes, that nobody but
-// this user (and root) can change: the file belongs to this user and is
-// not writable by group or others, and the links and folders on the way to
+// this user (and root) can change: the file belongs to this user or root
+// (a file a system manager installed) and is not writable by group or
+// others, and the links and folders on the way to
 // it pass Check's rules for the folders above a private folder. It is
 // opened once, without waiting (a FIFO is refused, never waited on), and
 // the opened file is what is checked. A missing file is an error wrapping
@@ -218,7 +219,7 @@ func ReadFile(what, path string, max int64) ([]byte, error) {
 	switch uid := owner(fi); {
 	case !fi.Mode().IsRegular():
 		return nil, fmt.Errorf("%s %s is not a regular file (%s); %s", what, path, fi.Mode().Type(), fileHint)
-	case uid != me:
+	case uid != me && uid != 0:
 		return nil, fmt.Errorf("%s %s belongs to %s, not to you: that user could change what nudge does and types; %s",
 			what, path, userName(uid), fileHint)
 	case fi.Mode().Perm()&0o022 != 0:
