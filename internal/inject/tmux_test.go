@@ -407,8 +407,8 @@ func TestTmuxRefusesCopyMode(t *testing.T) {
 
 	s.tmux("copy-mode", "-t", p.id)
 	_, err := inj.Deliver(ctx, target, "refused")
-	if !errors.Is(err, ErrCopyMode) || !strings.Contains(err.Error(), "pane "+p.id+" is in copy mode") {
-		t.Fatalf("Deliver(copy mode) = %v", err)
+	if !errors.Is(err, ErrCopyMode) || !errors.Is(err, ErrHeld) || !strings.Contains(err.Error(), p.id+" is in copy mode") {
+		t.Fatalf("Deliver(copy mode) = %v, want it held for copy mode", err)
 	}
 	s.tmux("send-keys", "-t", p.id, "-X", "cancel")
 	waitFor(t, "copy mode to end", func() bool {
