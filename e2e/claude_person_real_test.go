@@ -268,3 +268,46 @@ func (p *pane) attach() interface{ Write([]byte) (int, error) } {
 	})
 	return tty
 }
+
+// TestRealClaudeInWrapHoldsForTheDraft: inside `nudge wrap`, which sees
+// every key, a draft holds the continuation until the person sends or
+// clears it (Ctrl-C); then the turn is continued through the wrapper.
+func TestRealClaudeInWrapHoldsForTheDraft(t *testing.T) {
+	claude := claudeCLI.need(t)
+	tmux := testenv.Need(t, "tmux")
+	w := newClaudeWorld(t)
+	srv, baseURL := serveFake(w, fakeanthropic.New, []string{"500", "ok"})
+	d := w.startDaemon(personChecks)
+	w.showOnFailure("transcript", func() any { return summarize(readRecords(w.transcript())) })
+	p := w.startPane(tmux, 200, 50, append(w.claudeEnv(baseURL), "TERM=xterm-256color", "NUDGE_DATA_DIR="+w.path("data")),
+		w.nudge, "wrap", "--", claude, "--session-id", sessionID)
+	p.waitRegistry()
+	p.waitScreen("prompt", func(s string) bool { return strings.Contains(s, "\n❯") })
+
+	p.typeLine("hello", "❯ hello")
+	waitFor(t, "the 500 record", 60*time.Second, func() (bool, string) {
+		recs := readRecords(w.transcript())
+		return indexOf(recs, 0, isAPIError(500)) >= 0, summarize(recs)
+	})
+	p.typeDraft(draft)
+	p.waitHeld(d, "waiting: you have unsent text in the prompt")
+	time.Sleep(4 * time.Second)
+	p.expectDraft(draft)
+	if n := count(readRecords(w.transcript()), isUserText(continuation)); n != 0 || len(srv.Main()) != 1 {
+		t.Fatalf("with a draft in the prompt: %d continuations, %d main-loop requests, want none and 1", n, len(srv.Main()))
+	}
+	p.press("C-c") // Claude Code clears the prompt
+	p.expectDraft("")
+	waitFor(t, "the continuation and a completed turn", 60*time.Second, func() (bool, string) {
+		recs := readRecords(w.transcript())
+		missing := recoveredTurn(recs)
+		return missing == "", "missing: " + missing + "\n" + summarize(recs)
+	})
+	var tl struct {
+		Attempts []struct{ Status, Backend string }
+	}
+	out := d.cli("explain", sessionID, "--json")
+	if err := json.Unmarshal([]byte(out), &tl); err != nil || len(tl.Attempts) != 1 || tl.Attempts[0].Status != "sent" || tl.Attempts[0].Backend != "wrap" {
+		t.Errorf("nudge explain: want one attempt sent through wrap, got %s", out)
+	}
+}

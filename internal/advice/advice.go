@@ -74,10 +74,8 @@ func Waiting(c Cause) string {
 		return "waiting: you have unsent text in the prompt"
 	case Present:
 		return "waiting: you are typing in the session's terminal"
-	case CopyMode:
-		return "waiting: the pane is in copy mode"
 	}
-	return "waiting: the agent is not idle at its prompt"
+	return "waiting: the pane is in copy mode"
 }
 
 // Why says why one continuation was not typed. It is an error, so that it
@@ -89,9 +87,8 @@ type Why struct {
 	Box   string        // BoxOpen: which box, when known
 	For   time.Duration // BoxOpen, Busy: how long
 	Due   time.Time     // TooLate: when it was due
-	// Held: nothing was typed and the place is in use now; the
-	// continuation waits and is tried again (Draft, Present, CopyMode,
-	// NotIdle).
+	// Held: nothing was typed and the person is using the place now; the
+	// continuation waits and is tried again (Draft, Present, CopyMode).
 	Held bool
 }
 

@@ -3,7 +3,7 @@ package classify
 import "strings"
 
 // Claude Code's prompt box (docs/agents/claude.md §7.3), as a terminal
-// shows it: a full-width rule, the prompt mark "❯" and a no-break space
+// shows it (its marks compared as cells, so GNU screen's hardcopy reads too): a full-width rule, the prompt mark "❯" and a no-break space
 // before the first line, two spaces before each further line, a rule below.
 // The empty prompt shows a placeholder; the caret then sits right after the
 // mark. Vim mode (NORMAL or INSERT) draws the same box, its mode below it;
@@ -37,11 +37,15 @@ func readClaudeComposer(screen string, caret Caret) Composer {
 			break
 		}
 	}
-	if top < 0 || bottom-top < 2 || !strings.HasPrefix(lines[top+1], strings.TrimSpace(claudePromptMark)) {
+	if top < 0 || bottom-top < 2 {
+		return Composer{}
+	}
+	first, ok := startsWith(lines[top+1], strings.TrimSpace(claudePromptMark))
+	if !ok {
 		return Composer{}
 	}
 	body := make([]string, 0, bottom-top-1)
-	body = append(body, cutIndent(strings.TrimPrefix(lines[top+1], strings.TrimSpace(claudePromptMark)), 1))
+	body = append(body, cutIndent(first, 1))
 	for _, l := range lines[top+2 : bottom] {
 		body = append(body, cutIndent(l, claudeIndent))
 	}
@@ -62,9 +66,9 @@ func readClaudeComposer(screen string, caret Caret) Composer {
 // isPlaceholder tells whether draft is one of an agent's placeholders, or
 // an example prompt it offers as one (`Try "…"`).
 func isPlaceholder(draft string, placeholders []string) bool {
-	d := strings.TrimSpace(draft)
+	d := cells(strings.TrimSpace(draft))
 	for _, p := range placeholders {
-		if d == p {
+		if d == cells(p) {
 			return true
 		}
 	}

@@ -37,7 +37,37 @@ func (c Composer) Holds(text string) bool {
 	if c.Pasted {
 		return true
 	}
-	return !strings.HasPrefix(c.Draft, " ") && strings.Join(strings.Fields(c.Draft), " ") == strings.Join(strings.Fields(text), " ")
+	return !strings.HasPrefix(c.Draft, " ") && cells(strings.Join(strings.Fields(c.Draft), " ")) == cells(strings.Join(strings.Fields(text), " "))
+}
+
+// cells is s as a terminal that keeps one byte per cell shows it: the low
+// byte of each character (GNU screen's hardcopy, docs/platform.md §7).
+// The readers compare an agent's marks as cells, so one reading serves
+// every terminal; on a terminal that keeps whole characters the marks
+// still differ from text.
+func cells(s string) string {
+	return strings.Map(func(r rune) rune { return r & 0xff }, s)
+}
+
+// startsWith tells whether line starts with mark, compared as cells, and
+// returns the rest of line after it.
+func startsWith(line, mark string) (string, bool) {
+	n := utf8.RuneCountInString(mark)
+	r := []rune(line)
+	if len(r) < n || cells(string(r[:n])) != cells(mark) {
+		return line, false
+	}
+	return string(r[n:]), true
+}
+
+// endsWith is startsWith at the end of line.
+func endsWith(line, mark string) (string, bool) {
+	n := utf8.RuneCountInString(mark)
+	r := []rune(line)
+	if len(r) < n || cells(string(r[len(r)-n:])) != cells(mark) {
+		return line, false
+	}
+	return string(r[:len(r)-n]), true
 }
 
 // Caret is where a terminal's cursor sits on a captured screen, 0-based
@@ -76,7 +106,18 @@ func cutIndent(line string, n int) string {
 // isRule tells whether line is a horizontal rule of at least 8 cells of r.
 func isRule(line string, r rune) bool {
 	line = strings.TrimRight(line, " ")
-	return utf8.RuneCountInString(line) >= 8 && strings.Trim(line, string(r)) == ""
+	return utf8.RuneCountInString(line) >= 8 && strings.Trim(cells(line), cells(string(r))) == ""
+}
+
+// isCorner tells whether line is a frame's edge: the corner left, a rule,
+// the corner right.
+func isCorner(line, left, right string) bool {
+	rest, ok := startsWith(strings.TrimSpace(line), left)
+	if !ok {
+		return false
+	}
+	rest, ok = endsWith(rest, right)
+	return ok && isRule(rest, '─')
 }
 
 // pastedLabel tells whether draft is only an agent's label for pasted

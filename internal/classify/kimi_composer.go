@@ -2,7 +2,8 @@ package classify
 
 import "strings"
 
-// Kimi Code's prompt box (docs/agents/kimi.md A9): a rounded frame,
+// Kimi Code's prompt box (docs/agents/kimi.md A9; its marks compared as
+// cells, so GNU screen's hardcopy reads too): a rounded frame,
 // "│ > " before the first line, "│   " before each further line, the
 // frame's right edge after the padding. The empty prompt shows nothing.
 // The frame pads every line with spaces, so a draft of only spaces cannot
@@ -15,14 +16,14 @@ func readKimiComposer(screen string, _ Caret) Composer {
 	lines := screenLines(screen)
 	bottom := -1
 	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); strings.HasPrefix(l, "╰") && strings.HasSuffix(l, "╯") {
+		if isCorner(lines[i], "╰", "╯") {
 			bottom = i
 			break
 		}
 	}
 	top := -1
 	for i := bottom - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); strings.HasPrefix(l, "╭") && strings.HasSuffix(l, "╮") {
+		if isCorner(lines[i], "╭", "╮") {
 			top = i
 			break
 		}
@@ -59,11 +60,9 @@ func readKimiComposer(screen string, _ Caret) Composer {
 
 // framed is what lies between a line's "│" edges.
 func framed(line string) (string, bool) {
-	l := strings.TrimSpace(line)
-	inner, ok := strings.CutPrefix(l, "│")
+	inner, ok := startsWith(strings.TrimSpace(line), "│")
 	if !ok {
 		return "", false
 	}
-	inner, ok = strings.CutSuffix(inner, "│")
-	return inner, ok
+	return endsWith(inner, "│")
 }

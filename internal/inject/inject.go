@@ -38,7 +38,7 @@ var (
 	ErrBadSession = errors.New("not a session id of the agent")
 	// ErrHeld: the place is in use now and nothing was typed; the
 	// continuation may be tried again later. It comes with the reason:
-	// ErrDraft, ErrPresent, ErrCopyMode or ErrNotIdle.
+	// ErrDraft, ErrPresent or ErrCopyMode.
 	ErrHeld = errors.New("nothing typed")
 	// ErrDraft: the agent's prompt holds text nudge did not type, or does
 	// not show at all (docs/behaviour.md §3 "The person at the keyboard").
@@ -210,11 +210,11 @@ func (i *Injector) Deliver(ctx context.Context, t Target, text string) (Delivery
 	d := Delivery{Backend: b.Name(), Where: w.String()}
 	if t.Idle != nil {
 		if err := t.Idle(ctx); err != nil {
-			return d, fmt.Errorf("%w: %w: %w", ErrHeld, ErrNotIdle, err)
+			return d, fmt.Errorf("%w: %w", ErrNotIdle, err)
 		}
 	}
 	if err := checkScreen(ctx, b, w, t.ScreenReady); err != nil {
-		return d, heldIf(fmt.Errorf("%s %s: %w", d.Backend, d.Where, err))
+		return d, fmt.Errorf("%s %s: %w", d.Backend, d.Where, err)
 	}
 	if err := checkPerson(ctx, b, w, t.ReadComposer, time.Now()); err != nil {
 		return d, heldIf(fmt.Errorf("%s %s: %w", d.Backend, d.Where, err))
@@ -238,10 +238,10 @@ func (i *Injector) Deliver(ctx context.Context, t Target, text string) (Delivery
 	return d, nil
 }
 
-// heldIf marks err as held (ErrHeld) when it says the place is in use: a
-// refusal before any key was sent.
+// heldIf marks err as held (ErrHeld) when it says a person is using the
+// place: a refusal before any key was sent.
 func heldIf(err error) error {
-	for _, use := range []error{ErrNotIdle, ErrDraft, ErrPresent, ErrCopyMode} {
+	for _, use := range []error{ErrDraft, ErrPresent, ErrCopyMode} {
 		if errors.Is(err, use) {
 			return fmt.Errorf("%w: %w", ErrHeld, err)
 		}

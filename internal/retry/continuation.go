@@ -143,12 +143,8 @@ func (s *Session) unsend(c *sent, why advice.Why, now time.Time, set Settings) {
 		s.lastContinuedReset = c.PrevReset
 	}
 	s.pending = p
-	p.ByPerson = why.Cause != advice.NotIdle
-	b := blocker{is: heldIs(why.Cause), cause: why.Cause, state: WaitingYou, note: advice.Waiting(why.Cause), place: why.Place, box: why.Box}
-	if why.Cause == advice.NotIdle {
-		b.cause, b.state = advice.Busy, Retrying
-	}
-	s.hold(b, now, set)
+	p.ByPerson = true
+	s.hold(blocker{is: heldIs(why.Cause), cause: why.Cause, state: WaitingYou, note: advice.Waiting(why.Cause), place: why.Place}, now, set)
 }
 
 // heldIs says what held a delivery, for the decision log.
@@ -158,10 +154,8 @@ func heldIs(c advice.Cause) string {
 		return "the prompt holds text that is not nudge's"
 	case advice.Present:
 		return "a person is typing in the session's terminal"
-	case advice.CopyMode:
-		return "the pane is in copy mode"
 	}
-	return "the agent was not idle at its prompt at the last moment"
+	return "the pane is in copy mode"
 }
 
 // inject issues the pending continuation. It counts as used from here on:
