@@ -54,6 +54,9 @@ const (
 	// Draft: the agent's prompt held text of the person's (or could not
 	// be seen) for Why.For.
 	Draft
+	// Leftover: the prompt held nudge's own earlier continuation, unsent,
+	// for Why.For.
+	Leftover
 	// Present: the person was typing in the session's terminal (for
 	// Why.For, or as nudge was about to type).
 	Present
@@ -72,6 +75,8 @@ func Waiting(c Cause) string {
 	switch c {
 	case Draft:
 		return "waiting: you have unsent text in the prompt"
+	case Leftover:
+		return "waiting: nudge's earlier continuation sits unsent in the prompt"
 	case Present:
 		return "waiting: you are typing in the session's terminal"
 	}
@@ -88,7 +93,8 @@ type Why struct {
 	For   time.Duration // BoxOpen, Busy: how long
 	Due   time.Time     // TooLate: when it was due
 	// Held: nothing was typed and the person is using the place now; the
-	// continuation waits and is tried again (Draft, Present, CopyMode).
+	// continuation waits and is tried again (Draft, Leftover, Present,
+	// CopyMode).
 	Held bool
 }
 
@@ -150,6 +156,8 @@ func Undelivered(agent string, w Why) string {
 		return fmt.Sprintf("nudge was not running when its continuation into %s was due at %s, and does not send it this late; type continue in the session yourself.", a.title, Clock(w.Due))
 	case Draft:
 		return fmt.Sprintf("nudge did not continue %s: its prompt at %s held text of yours, unsent, for %s, and nudge never types over it; send or clear it, then type continue in the session.", a.title, place, Span(w.For))
+	case Leftover:
+		return fmt.Sprintf("nudge did not continue %s: its own earlier continuation sat unsent in the prompt at %s for %s, and nudge never sends it blindly; press Enter there to send it, or clear the prompt and type continue.", a.title, place, Span(w.For))
 	case Present:
 		if w.For == 0 {
 			return fmt.Sprintf("nudge did not continue %s: you started typing in its terminal at %s as nudge was about to, so it typed nothing; type continue in the session when you are done.", a.title, place)

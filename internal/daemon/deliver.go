@@ -149,6 +149,8 @@ func undelivered(err error, del inject.Delivery, pid int) error {
 		why.Cause = advice.NotAlone
 	case errors.Is(err, inject.ErrDraft):
 		why.Cause = advice.Draft
+	case errors.Is(err, inject.ErrLeftover):
+		why.Cause = advice.Leftover
 	case errors.Is(err, inject.ErrPresent):
 		why.Cause = advice.Present
 	case errors.Is(err, inject.ErrCopyMode):

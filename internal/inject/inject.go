@@ -38,11 +38,15 @@ var (
 	ErrBadSession = errors.New("not a session id of the agent")
 	// ErrHeld: the place is in use now and nothing was typed; the
 	// continuation may be tried again later. It comes with the reason:
-	// ErrDraft, ErrPresent or ErrCopyMode.
+	// ErrDraft, ErrLeftover, ErrPresent or ErrCopyMode.
 	ErrHeld = errors.New("nothing typed")
 	// ErrDraft: the agent's prompt holds text nudge did not type, or does
 	// not show at all (docs/behaviour.md §3 "The person at the keyboard").
 	ErrDraft = errors.New("has unsent text in the prompt")
+	// ErrLeftover: the prompt holds nudge's own continuation, left unsent
+	// (a stop between paste and Enter): never sent blindly, never typed
+	// over.
+	ErrLeftover = errors.New("holds nudge's earlier continuation, unsent")
 	// ErrPresent: a person pressed a key in the place moments ago.
 	ErrPresent = errors.New("is in use: a key was pressed moments ago")
 	// ErrNotAlone: nudge pasted its text but the prompt then held more
@@ -216,7 +220,7 @@ func (i *Injector) Deliver(ctx context.Context, t Target, text string) (Delivery
 	if err := checkScreen(ctx, b, w, t.ScreenReady); err != nil {
 		return d, fmt.Errorf("%s %s: %w", d.Backend, d.Where, err)
 	}
-	if err := checkPerson(ctx, b, w, t.ReadComposer, time.Now()); err != nil {
+	if err := checkPerson(ctx, b, w, t.ReadComposer, text, time.Now()); err != nil {
 		return d, heldIf(fmt.Errorf("%s %s: %w", d.Backend, d.Where, err))
 	}
 	if t.Typing != nil {
@@ -241,7 +245,7 @@ func (i *Injector) Deliver(ctx context.Context, t Target, text string) (Delivery
 // heldIf marks err as held (ErrHeld) when it says a person is using the
 // place: a refusal before any key was sent.
 func heldIf(err error) error {
-	for _, use := range []error{ErrDraft, ErrPresent, ErrCopyMode} {
+	for _, use := range []error{ErrDraft, ErrLeftover, ErrPresent, ErrCopyMode} {
 		if errors.Is(err, use) {
 			return fmt.Errorf("%w: %w", ErrHeld, err)
 		}
@@ -253,7 +257,7 @@ func heldIf(err error) error {
 // person at the keyboard"): its mode, a key pressed within PresentFor, keys
 // typed and not sent, and, where the screen shows it, an agent's prompt
 // that is not empty.
-func checkPerson(ctx context.Context, b Backend, w Where, read func(string, classify.Caret) classify.Composer, now time.Time) error {
+func checkPerson(ctx context.Context, b Backend, w Where, read func(string, classify.Caret) classify.Composer, text string, now time.Time) error {
 	if w.PID == 0 {
 		return nil // a headless continuation: no terminal, no person in it
 	}
@@ -282,6 +286,8 @@ func checkPerson(ctx context.Context, b Backend, w Where, read func(string, clas
 	switch c := read(screen, caret); {
 	case !c.Seen:
 		return refuse(ErrDraft, "the agent's prompt is not on screen")
+	case c.Holds(text):
+		return refuse(ErrLeftover, "the prompt holds nudge's continuation, left unsent before")
 	case !c.Empty():
 		return refuse(ErrDraft, "the prompt holds %q", preview(c.Draft))
 	}
@@ -434,3 +440,24 @@ func (e *noTerminal) Error() string {
 }
 
 func (e *noTerminal) Unwrap() []error { return e.errs }
+
+// Sees says, per backend in order, what it shows nudge of a person at the
+// keyboard (docs/behaviour.md §3 "The person at the keyboard"), for
+// `nudge doctor`: "tmux: the agent's prompt on screen, your keys and modes".
+func (i *Injector) Sees() []string {
+	out := make([]string, 0, len(i.backends))
+	for _, b := range i.backends {
+		var parts []string
+		if _, ok := b.(Screener); ok {
+			parts = append(parts, "the agent's prompt on screen")
+		}
+		if _, ok := b.(Attender); ok {
+			parts = append(parts, "your keys and modes")
+		}
+		if len(parts) == 0 {
+			parts = append(parts, "nothing of you at the keyboard")
+		}
+		out = append(out, b.Name()+": "+strings.Join(parts, ", "))
+	}
+	return out
+}

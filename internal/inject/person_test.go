@@ -105,3 +105,57 @@ func TestRecentKeyHoldsTheContinuation(t *testing.T) {
 type devNull struct{}
 
 func (devNull) Write(b []byte) (int, error) { return len(b), nil }
+
+// BenchmarkLastLookToEnter measures the window that remains between
+// nudge's last look at a tmux prompt (capture-pane, the caret) and its
+// Enter (send-keys): a key the person presses in it goes in after nudge's
+// text, into the same message (docs/behaviour.md §3).
+func BenchmarkLastLookToEnter(b *testing.B) {
+	s := newServer(b)
+	p := s.cat("agent")
+	tm := NewTmux()
+	ctx := context.Background()
+	w, err := tm.Locate(ctx, Target{PID: p.pid, TmuxPane: p.id})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, _, err := look(ctx, tm, w); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tm.run(ctx, w.Server, nil, "send-keys", "-t", w.Pane, "Enter"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestSees: doctor says what each backend shows of the person, from what
+// the backend can do.
+func TestSees(t *testing.T) {
+	got := New(NewTmux(), NewScreen(), NewWrap(t.TempDir())).Sees()
+	want := []string{
+		"tmux: the agent's prompt on screen, your keys and modes",
+		"screen: the agent's prompt on screen",
+		"wrap: your keys and modes",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Sees() = %q, want %q", got, want)
+	}
+}
+
+// TestLeftoverIsNotSentBlindly: nudge's own continuation left in the
+// prompt (a stop between paste and Enter) is recognised as nudge's, held,
+// and never submitted.
+func TestLeftoverIsNotSentBlindly(t *testing.T) {
+	s := newServer(t)
+	p := s.cat("agent")
+	target := Target{PID: p.pid, TmuxPane: p.id, ReadComposer: lineComposer}
+	s.tmux("send-keys", "-t", p.id, "-l", "go on")
+	waitFor(t, "the leftover on screen", func() bool { return strings.Contains(s.tmux("capture-pane", "-p", "-t", p.id), "go on") })
+	_, err := New(NewTmux()).Deliver(context.Background(), target, "go on")
+	if !errors.Is(err, ErrLeftover) || !errors.Is(err, ErrHeld) {
+		t.Fatalf("Deliver over nudge's own leftover = %v, want held as a leftover", err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	received(t, p, "")
+}

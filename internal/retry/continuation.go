@@ -152,6 +152,8 @@ func heldIs(c advice.Cause) string {
 	switch c {
 	case advice.Draft:
 		return "the prompt holds text that is not nudge's"
+	case advice.Leftover:
+		return "the prompt holds nudge's earlier continuation, unsent"
 	case advice.Present:
 		return "a person is typing in the session's terminal"
 	}
