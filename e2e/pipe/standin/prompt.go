@@ -28,8 +28,8 @@ type prompt struct {
 // onTerminal tells whether stdin is a terminal; the stand-in then draws
 // its prompt, else it reads lines.
 func onTerminal() bool {
-	_, err := unix.IoctlGetTermios(int(os.Stdin.Fd()), unix.TCGETS)
-	return err == nil
+	fi, err := os.Stdin.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // newPrompt puts the terminal in raw mode and draws the empty prompt.
