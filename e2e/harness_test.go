@@ -309,8 +309,9 @@ type daemon struct {
 	exited <-chan struct{}
 }
 
-// startDaemon starts the daemon on the world and waits until it is ready.
-func (w *world) startDaemon() *daemon {
+// startDaemon starts the daemon on the world, with env added to its
+// environment, and waits until it is ready.
+func (w *world) startDaemon(env ...string) *daemon {
 	w.t.Helper()
 	cfg := fmt.Sprintf(`retry:
   enabled: true
@@ -332,6 +333,7 @@ log:
 		"NUDGE_DATA_DIR="+w.path("data"),
 		"NUDGE_RETRY_DELAYS=2s,3s,4s",
 	)}
+	d.env = append(d.env, env...)
 	cmd := exec.Command(w.nudge, "run", "--headless")
 	cmd.Env, cmd.Dir = d.env, w.root
 	d.exited = w.startProcess("nudge daemon", cmd, "nudge.out", func() {
