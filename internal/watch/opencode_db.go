@@ -78,11 +78,11 @@ func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
 	}
 	defer db.Close()
 	last, err := opencode.Last(ctx, db.DB)
-	if err != nil {
-		w.problem(t.path, "cannot read database", err)
+	if w.checkpointed(t, db) {
 		return
 	}
-	if w.checkpointed(t, db) {
+	if err != nil {
+		w.problem(t.path, "cannot read database", err)
 		return
 	}
 	delete(w.problems, t.path)
@@ -106,11 +106,11 @@ func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
 	skipped := int64(0)
 	for ctx.Err() == nil && t.lines.pos < last {
 		rows, err := opencode.Events(ctx, db.DB, t.lines.pos, batchRecords)
-		if err != nil {
-			w.problem(t.path, "cannot read database", err)
+		if w.checkpointed(t, db) {
 			break
 		}
-		if w.checkpointed(t, db) {
+		if err != nil {
+			w.problem(t.path, "cannot read database", err)
 			break
 		}
 		for _, r := range rows {
@@ -137,8 +137,8 @@ func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
 }
 
 // checkpointed reports whether OpenCode may have checkpointed during a
-// read of db (agentdb.DB.Changed): what was read is then dropped, and t is
-// read again a moment later.
+// read of db (agentdb.DB.Changed): what was read, or the error the read
+// met, is then dropped, and t is read again a moment later.
 func (w *Watcher) checkpointed(t *tail, db *agentdb.DB) bool {
 	if !db.Changed() {
 		return false

@@ -87,3 +87,60 @@ func TestWALIsReadAndCheckpointsAreSeen(t *testing.T) {
 		t.Errorf("FIFO: %v", err)
 	}
 }
+
+// While a writer inserts and checkpoints as fast as it can, every read
+// that Changed does not drop is whole: no error, every row counted.
+func TestReadsUnderCheckpointsAreWholeOrDropped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.db")
+	w, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(20)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.SetMaxOpenConns(1)
+	if _, err := w.Exec(`CREATE TABLE m (s TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	written := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				written <- nil
+				return
+			default:
+			}
+			if _, err := w.Exec(`INSERT INTO m VALUES (hex(randomblob(200)))`); err != nil {
+				written <- err
+				return
+			}
+		}
+	}()
+	whole := 0
+	for range 300 {
+		db, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n, last int
+		err = db.QueryRow(`SELECT count(*), coalesce(max(rowid), 0) FROM m`).Scan(&n, &last)
+		switch {
+		case db.Changed():
+		case err != nil:
+			t.Errorf("a read not dropped failed: %v", err)
+		case n != last:
+			t.Errorf("a read not dropped counted %d rows of %d", n, last)
+		default:
+			whole++
+		}
+		db.Close()
+	}
+	close(stop)
+	if err := <-written; err != nil {
+		t.Fatal(err)
+	}
+	if whole == 0 {
+		t.Error("every read was dropped")
+	}
+}
