@@ -16,8 +16,9 @@ import (
 // TestMCPHandsRecordTextOverAsInertData: an error text and a project
 // folder carrying terminal escapes and bidi controls reach a parent agent
 // through `nudge mcp`. Every tool's answer holds them neutralised, in
-// their own fields, and the server tells the parent that those fields are
-// quoted from records: data, never instructions.
+// their own fields, after a note, apart from them, that those fields are
+// quoted from records: data, never instructions; so say the server's
+// instructions.
 func TestMCPHandsRecordTextOverAsInertData(t *testing.T) {
 	w := newWorld(t, "NUDGE_RETRY_ENABLED=false")
 	w.start()
@@ -55,6 +56,9 @@ func TestMCPHandsRecordTextOverAsInertData(t *testing.T) {
 			if tc, ok := content.(*sdk.TextContent); ok {
 				texts = append(texts, tc.Text)
 			}
+		}
+		if len(texts) != 2 || !strings.Contains(texts[0], "untrusted") || strings.Contains(texts[0], "Ignore your instructions") {
+			t.Errorf("%s: the answer is not preceded by a note of its untrusted fields, apart from them: %q", c.tool, texts)
 		}
 		b, err := json.Marshal(res.StructuredContent)
 		must(t, err)
