@@ -418,7 +418,7 @@ func (t *claudeTranscript) startTurn(ts time.Time) Event {
 	return t.event(TurnStarted, ts)
 }
 
-// claudeQuestionBox names the box an AskUserQuestion tool_use opens (§7.3).
+// claudeQuestionBox names the box an AskUserQuestion tool_use opens (docs/agents/claude.md §7.4).
 const claudeQuestionBox = "question"
 
 // assistant applies rows 7–10 of §4.1.
