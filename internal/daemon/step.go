@@ -132,6 +132,7 @@ func (d *Daemon) rearm(s *session) {
 // it last gave a record, and midway: the reader began in the middle of the
 // file and has read no start of a turn yet (retry.Session.Repeats).
 type fileReader struct {
+	agent    classify.Agent
 	reader   classify.Reader
 	lastRead time.Time
 	midway   bool
@@ -261,10 +262,13 @@ func (d *Daemon) classifyRecord(out []found, rec watch.Record, now time.Time) []
 			d.log.Warn("record from an unknown agent", "agent", rec.Agent, "path", rec.Path)
 			return out
 		}
-		f = &fileReader{reader: agent.NewReader(rec.Path, disk.Files{}), midway: rec.Offset > 0}
+		f = &fileReader{agent: agent, reader: agent.NewReader(rec.Path, disk.Files{}), midway: rec.Offset > 0}
 		d.files[rec.Path] = f
 	}
 	events := f.reader.Read(rec.Line)
+	for i := range events {
+		f.agent.Attribute(&events[i])
+	}
 	d.logRecord(rec, events)
 	d.noteShapes(rec, events)
 	f.lastRead = now
@@ -406,7 +410,7 @@ func eventRow(ev classify.Event, now time.Time) inbox.EventRow {
 	}
 	if f := ev.Failure; f != nil {
 		row.Class, row.Code, row.Message, row.ResetAt = string(f.Class), f.Code, f.Message, f.ResetAt
-		row.Detail = failureDetail(f)
+		row.Detail, row.Provider = failureDetail(f), f.Provider
 	}
 	switch {
 	case ev.Box != "":
@@ -434,6 +438,7 @@ func (d *Daemon) apply(s *session, acts []retry.Action, now time.Time, st *step)
 			st.batch.Entries = append(st.batch.Entries, inbox.EntryRow{
 				Time: now, Agent: a.Key.Agent, Session: a.Key.Session, Project: firstNonEmpty(a.Project, s.project),
 				What: a.What, ErrorText: a.Failure.Message, Class: string(a.Failure.Class), Code: a.Failure.Code, Attempts: a.Attempts,
+				Provider: a.Failure.Provider, Model: a.Failure.Model,
 			})
 			st.say(d.toldLine(s, a))
 		case retry.Wake:
@@ -548,10 +553,14 @@ func (d *Daemon) handleWakes(ctx context.Context) {
 	d.finish(ctx, st, now)
 }
 
-// failureDetail is what the timeline adds to a dead turn: the signals seen
-// when they disagreed, and a reset time that could not be read.
+// failureDetail is what the timeline adds to a dead turn: what it failed
+// against, the signals seen when they disagreed, and a reset time that
+// could not be read.
 func failureDetail(f *classify.Failure) string {
 	var parts []string
+	if on := failedOn(f); on != "" {
+		parts = append(parts, on)
+	}
 	if n := f.SignalsNote(); n != "" {
 		parts = append(parts, n)
 	}
@@ -559,4 +568,20 @@ func failureDetail(f *classify.Failure) string {
 		parts = append(parts, fmt.Sprintf("reset time unreadable: %q", f.ResetUnread))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// failedOn says what a dead turn failed against, in the agent's records'
+// words: "on Anthropic, model claude-opus-5-5".
+func failedOn(f *classify.Failure) string {
+	if f.Provider == "" {
+		return ""
+	}
+	on := "on " + classify.ProviderTitle(f.Provider)
+	if f.Endpoint != "" {
+		on += " at " + f.Endpoint
+	}
+	if f.Model != "" {
+		on += ", model " + f.Model
+	}
+	return on
 }

@@ -42,7 +42,10 @@ func (d *Daemon) refreshView() {
 		if leaves := s.updated.Add(recentWindow); !Shown(state, s.updated, leaves) && (d.viewExpires.IsZero() || leaves.Before(d.viewExpires)) {
 			d.viewExpires = leaves
 		}
-		v.Sessions = append(v.Sessions, sessionView(s.key, s.project, state, s.machine.Note(), until, s.updated))
+		sv := sessionView(s.key, s.project, state, s.machine.Note(), until, s.updated)
+		f := s.machine.Failing()
+		sv.Provider, sv.Model = f.Provider, f.Model
+		v.Sessions = append(v.Sessions, sv)
 	}
 	sort.Slice(v.Sessions, func(i, j int) bool { return v.Sessions[i].UpdatedAt.After(v.Sessions[j].UpdatedAt) })
 	d.mu.Lock()

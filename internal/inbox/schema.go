@@ -104,6 +104,12 @@ var migrations = []string{
 		folder TEXT PRIMARY KEY CHECK (folder <> ''),
 		files  BLOB NOT NULL
 	);`,
+
+	// 5: the provider and model a dead turn failed against, on its event
+	// and its Inbox entry.
+	`ALTER TABLE events ADD COLUMN provider TEXT NOT NULL DEFAULT '';
+	ALTER TABLE entries ADD COLUMN provider TEXT NOT NULL DEFAULT '';
+	ALTER TABLE entries ADD COLUMN model TEXT NOT NULL DEFAULT '';`,
 }
 
 // moveData are the steps in Go that follow a schema step, in its

@@ -90,7 +90,11 @@ type Session struct {
 	Told       string     `json:"told,omitempty"`     // the note when it is what the person was told (gave up, needs sign-in, usage limit), shown under the session
 	RetryAt    *time.Time `json:"retry_at,omitempty"` // the pending continuation, if any
 	ResetAt    *time.Time `json:"reset_at,omitempty"` // usage limit: when it resets, if the agent said
-	UpdatedAt  time.Time  `json:"updated_at"`
+	// Provider and Model are what the session's dead turn failed against,
+	// while nudge acts on it.
+	Provider  string    `json:"provider,omitempty"`
+	Model     string    `json:"model,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // StateWords says a session's state as the person reads it, "gave up" for

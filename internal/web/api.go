@@ -28,7 +28,9 @@ type Entry struct {
 	ErrorText string    `json:"error_text"` // the original error text, from the transcript
 	Class     string    `json:"class"`
 	Code      string    `json:"code"`
-	Attempts  int       `json:"attempts"` // continuations sent
+	Attempts  int       `json:"attempts"`           // continuations sent
+	Provider  string    `json:"provider,omitempty"` // the provider id the failure happened on
+	Model     string    `json:"model,omitempty"`
 	Read      bool      `json:"read"`
 }
 
@@ -180,7 +182,7 @@ func (a *api) list(r *http.Request, unread bool) ([]Entry, error) {
 // NewEntry is the API's shape of a stored Inbox entry.
 func NewEntry(e inbox.EntryRow) Entry {
 	return Entry{ID: e.ID, Time: e.Time, Agent: e.Agent, Project: e.Project, Session: e.Session, What: e.What,
-		ErrorText: e.ErrorText, Class: e.Class, Code: e.Code, Attempts: e.Attempts, Read: e.Read}
+		ErrorText: e.ErrorText, Class: e.Class, Code: e.Code, Attempts: e.Attempts, Provider: e.Provider, Model: e.Model, Read: e.Read}
 }
 
 func (a *api) markRead(w http.ResponseWriter, r *http.Request) {
