@@ -82,6 +82,8 @@ type Batch struct {
 	// left as it is.
 	Outcomes []Outcome
 	Meta     []MetaRow
+	// Outages replace the stored rows of the same provider and start.
+	Outages []OutageRow
 	// Forget removes the positions of these paths (files that are gone).
 	Forget []string
 }
@@ -89,7 +91,7 @@ type Batch struct {
 // Empty reports whether b stores nothing.
 func (b Batch) Empty() bool {
 	return len(b.Positions)+len(b.Looked)+len(b.Events)+len(b.Sessions)+len(b.Entries)+len(b.Decisions)+
-		len(b.Attempts)+len(b.Outcomes)+len(b.Meta)+len(b.Forget) == 0
+		len(b.Attempts)+len(b.Outcomes)+len(b.Meta)+len(b.Outages)+len(b.Forget) == 0
 }
 
 // The statements Commit prepares once per batch.
@@ -151,6 +153,11 @@ func (db *DB) Commit(ctx context.Context, b Batch) error {
 				})
 			},
 			func() error { return beginAttempts(ctx, tx, b.Attempts) },
+			func() error {
+				return each(ctx, tx, upsertOutage, b.Outages, func(o OutageRow) []any {
+					return []any{o.Provider, ms(o.Start), ms(o.End), o.GaveUp, o.Sessions, o.Outage}
+				})
+			},
 			func() error {
 				return each(ctx, tx, insertDecision, b.Decisions, func(d DecisionRow) []any {
 					return []any{d.Agent, d.Session, ms(d.Time), d.What}

@@ -110,6 +110,17 @@ var migrations = []string{
 	`ALTER TABLE events ADD COLUMN provider TEXT NOT NULL DEFAULT '';
 	ALTER TABLE entries ADD COLUMN provider TEXT NOT NULL DEFAULT '';
 	ALTER TABLE entries ADD COLUMN model TEXT NOT NULL DEFAULT '';`,
+
+	// 6: provider outages (outages.go; docs/behaviour.md §9).
+	`CREATE TABLE outages (
+		provider TEXT NOT NULL CHECK (provider <> ''),
+		start    INTEGER NOT NULL,
+		end      INTEGER,
+		gave_up  INTEGER NOT NULL DEFAULT 0,
+		sessions INTEGER NOT NULL,
+		outage   BLOB NOT NULL,
+		PRIMARY KEY (provider, start)
+	);`,
 }
 
 // moveData are the steps in Go that follow a schema step, in its
