@@ -16,6 +16,7 @@ import (
 	"nudge/internal/inbox"
 	"nudge/internal/inject"
 	"nudge/internal/notify"
+	"nudge/internal/outage"
 	"nudge/internal/retry"
 	"nudge/internal/watch"
 	"nudge/internal/watch/disk"
@@ -47,6 +48,11 @@ type step struct {
 	redo func(context.Context)
 	// said are its log lines, written once it is stored (logged.go).
 	said []func()
+	// outages are the outages as they were before the step changed them
+	// (nil: unchanged); outageNotices what it tells of them once stored.
+	outages        *outage.Tracker
+	outageNotices  []notify.Message
+	outagesChanged bool
 }
 
 func newStep() *step {
@@ -114,6 +120,9 @@ func (d *Daemon) undo(st *step) {
 	}
 	for path := range st.paths {
 		delete(d.files, path)
+	}
+	if st.outages != nil {
+		d.outages = st.outages
 	}
 }
 
@@ -235,7 +244,7 @@ func (d *Daemon) handleBatch(ctx context.Context, b watch.Batch) {
 				st.keep(s)
 				s.syncing = time.Time{}
 				delete(d.wakes, s.key) // the re-read's timeout; Tick asks again for what it still needs
-				d.act(st, s, now, func() []retry.Action { return s.machine.Tick(now, d.settings) })
+				d.tick(st, s, now)
 			}
 		}
 	}
@@ -400,6 +409,7 @@ func (d *Daemon) observe(st *step, f found, known map[string]bool, backlog bool,
 		d.apply(s, s.machine.ObserveBacklog(ev, now, d.settings), now, st)
 	} else {
 		d.apply(s, s.machine.Observe(ev, now, d.settings), now, st)
+		d.providerFailed(st, s, ev, now)
 	}
 }
 
@@ -425,6 +435,7 @@ func eventRow(ev classify.Event, now time.Time) inbox.EventRow {
 func (d *Daemon) apply(s *session, acts []retry.Action, now time.Time, st *step) {
 	st.touched[s.key] = true
 	s.updated = now
+	defer d.followOutage(st, s, acts, len(st.notices), now)
 	for _, a := range acts {
 		switch a := a.(type) {
 		case retry.Inject:
@@ -488,6 +499,9 @@ func (d *Daemon) finish(ctx context.Context, st *step, now time.Time) bool {
 			Session: n.Key.Session, Urgent: true,
 		})
 	}
+	for _, m := range st.outageNotices {
+		d.notify.Send(m)
+	}
 	for i, s := range st.injects {
 		a := st.batch.Attempts[i]
 		if a.ID == 0 {
@@ -511,7 +525,7 @@ func (d *Daemon) finish(ctx context.Context, st *step, now time.Time) bool {
 		d.giveBackAt = now
 		d.settleInterrupted(ctx)
 	}
-	if len(st.touched) > 0 || st.ready {
+	if len(st.touched) > 0 || st.ready || st.outagesChanged {
 		d.refreshView()
 	} else if len(st.active) > 0 {
 		d.viewChanged()
@@ -540,12 +554,12 @@ func (d *Daemon) handleWakes(ctx context.Context) {
 			d.source.Sync(s.transcript)
 			d.wakes.add(key, now.Add(syncTimeout))
 		case s.syncing.IsZero():
-			d.act(st, s, now, func() []retry.Action { return s.machine.Tick(now, d.settings) })
+			d.tick(st, s, now)
 		case now.Sub(s.syncing) >= syncTimeout:
 			d.log.Warn("transcript re-read did not answer; deciding on what is known", "session", s.key.Session)
 			st.keep(s)
 			s.syncing = time.Time{}
-			d.act(st, s, now, func() []retry.Action { return s.machine.Tick(now, d.settings) })
+			d.tick(st, s, now)
 		default:
 			d.wakes.add(key, s.syncing.Add(syncTimeout))
 		}

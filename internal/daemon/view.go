@@ -117,7 +117,7 @@ const recentWindow = 24 * time.Hour
 // recentWindow, or nudge is still acting on it.
 func Shown(state retry.State, updated, now time.Time) bool {
 	switch state {
-	case retry.Retrying, retry.WaitingBox, retry.UsageLimit, retry.NeedsSignIn:
+	case retry.Retrying, retry.WaitingBox, retry.WaitingProvider, retry.UsageLimit, retry.NeedsSignIn:
 		return true
 	}
 	return now.Sub(updated) < recentWindow

@@ -47,6 +47,7 @@ type Member struct {
 	GaveUp    bool      `json:"gave_up,omitzero"`   // nudge gave up on it
 	Left      bool      `json:"left,omitzero"`      // it went on without nudge (the person, another failure)
 	Continued bool      `json:"continued,omitzero"` // continued when the provider came back
+	Attempts  int       `json:"attempts,omitzero"`  // continuations sent during the outage
 	// Released: the person asked for its waiting attempt to be sent
 	// (Continue); it waits again after another failure.
 	Released bool `json:"released,omitzero"`
@@ -344,4 +345,40 @@ func (t *Tracker) Continue(provider string, now time.Time) Change {
 		c.changed(o)
 	}
 	return c
+}
+
+// Sent counts a continuation sent to k.
+func (t *Tracker) Sent(k retry.Key) Change {
+	var c Change
+	if o := t.Of(k); o != nil {
+		o.Members[o.member(k)].Attempts++
+		c.changed(o)
+	}
+	return c
+}
+
+// Clone is a deep copy of t, to go back to.
+func (t *Tracker) Clone() *Tracker {
+	c := &Tracker{Ladder: t.Ladder, open: make(map[string]*Outage, len(t.open)), recent: make(map[string][]failure, len(t.recent))}
+	for p, o := range t.open {
+		cp := *o
+		cp.Members, cp.Errors = slices.Clone(o.Members), slices.Clone(o.Errors)
+		c.open[p] = &cp
+	}
+	for p, rs := range t.recent {
+		c.recent[p] = slices.Clone(rs)
+	}
+	return c
+}
+
+// Recent tells whether k had a provider error not yet part of an outage.
+func (t *Tracker) Recent(k retry.Key) bool {
+	for _, rs := range t.recent {
+		for _, f := range rs {
+			if f.key == k {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -105,6 +105,8 @@ func StateWords(state string) string {
 		return "watching"
 	case "waiting_box":
 		return "waiting for a box"
+	case "waiting_provider":
+		return "waiting for the provider"
 	case "needs_signin":
 		return "needs sign-in"
 	}
@@ -127,7 +129,9 @@ func (l Look) Words() string { return strings.ReplaceAll(string(l), "_", " ") }
 
 // Busy tells whether nudge is acting on the session: a continuation is
 // pending or waits for a box to close.
-func (s Session) Busy() bool { return s.State == "retrying" || s.State == "waiting_box" }
+func (s Session) Busy() bool {
+	return s.State == "retrying" || s.State == "waiting_box" || s.State == "waiting_provider"
+}
 
 // CannotSave tells that the running daemon's store refuses writes.
 func (st Status) CannotSave() bool { return st.Daemon != nil && st.Daemon.StoreFailing != nil }
