@@ -209,3 +209,29 @@ func shortID(id string) string {
 	}
 	return id
 }
+
+// ContinueAll sends the waiting attempts of the outages of provider
+// (every provider when "") now, Spacing apart, each decided as any attempt
+// (docs/behaviour.md §9); it says how many were released.
+func (d *Daemon) ContinueAll(provider string) (int, error) {
+	done := make(chan int, 1)
+	f := func() {
+		now := d.now()
+		st := newStep()
+		ch := d.tracker(st).Continue(provider, now)
+		d.outageChanged(st, ch, now)
+		d.finish(context.Background(), st, now)
+		done <- len(ch.Releases)
+	}
+	select {
+	case d.calls <- f:
+	case <-d.quit:
+		return 0, ErrNotRunning
+	}
+	select {
+	case n := <-done:
+		return n, nil
+	case <-d.quit:
+		return 0, ErrNotRunning
+	}
+}

@@ -195,3 +195,28 @@ func TestOutageSurvivesACrash(t *testing.T) {
 	c.advance(outage.Spacing)
 	c.eventually("the waiting continued", func() bool { return c.sent(outageSessions[2]) == 1 })
 }
+
+// Continue all sends the waiting sessions' attempts now, Spacing apart,
+// while the outage goes on.
+func TestContinueAll(t *testing.T) {
+	c := outage3(t)
+	if n, err := c.daemon.ContinueAll("openai"); err != nil || n != 0 {
+		t.Fatalf("another provider: %d, %v", n, err)
+	}
+	if got := c.status().Outages; len(got) != 1 || got[0].Waiting != 2 || got[0].Title != "Anthropic" {
+		t.Fatalf("status outages %+v", got)
+	}
+	n, err := c.daemon.ContinueAll("")
+	if err != nil || n != 2 {
+		t.Fatalf("continued %d, %v", n, err)
+	}
+	c.eventually("the first continued", func() bool { return c.sent(outageSessions[1]) == 1 })
+	if c.sent(outageSessions[2]) != 0 {
+		t.Fatal("both continued in the same second")
+	}
+	c.advance(outage.Spacing)
+	c.eventually("the second continued", func() bool { return c.sent(outageSessions[2]) == 1 })
+	if got := c.status().Outages; len(got) != 1 {
+		t.Errorf("the outage ended: %+v", got)
+	}
+}

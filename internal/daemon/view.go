@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"nudge/internal/classify"
 	"nudge/internal/retry"
 	"nudge/internal/status"
 	"nudge/internal/version"
@@ -48,6 +49,10 @@ func (d *Daemon) refreshView() {
 		v.Sessions = append(v.Sessions, sv)
 	}
 	sort.Slice(v.Sessions, func(i, j int) bool { return v.Sessions[i].UpdatedAt.After(v.Sessions[j].UpdatedAt) })
+	for _, o := range d.outages.Outages() {
+		v.Outages = append(v.Outages, status.Outage{Provider: o.Provider, Title: classify.ProviderTitle(o.Provider),
+			Since: o.Start, Sessions: len(o.Members), Waiting: o.Waiting()})
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if reflect.DeepEqual(d.view, v) {

@@ -13,6 +13,27 @@ type Status struct {
 	Daemon   *Daemon   `json:"daemon"`   // nil when no daemon is running
 	Settings *Settings `json:"settings"` // nil when no daemon is running
 	Sessions []Session `json:"sessions"`
+	// Outages are the providers' outages that last (docs/behaviour.md §9).
+	Outages []Outage `json:"outages,omitempty"`
+}
+
+// Outage is one provider's outage while it lasts.
+type Outage struct {
+	Provider string    `json:"provider"` // the provider id
+	Title    string    `json:"title"`    // as people write it ("Anthropic")
+	Since    time.Time `json:"since"`
+	Sessions int       `json:"sessions"` // the sessions it holds
+	Waiting  int       `json:"waiting"`  // those waiting for it
+}
+
+// Line says it in a line, as the menu shows it: "Anthropic failing since
+// 10:42 · 5 sessions waiting".
+func (o Outage) Line() string {
+	n := fmt.Sprintf("%d sessions", o.Waiting)
+	if o.Waiting == 1 {
+		n = "1 session"
+	}
+	return fmt.Sprintf("%s failing since %s · %s waiting", o.Title, o.Since.Local().Format("15:04"), n)
 }
 
 // Daemon describes the running daemon.

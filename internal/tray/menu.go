@@ -86,6 +86,9 @@ func draw(st status.Status, unread int, now time.Time) picture {
 	if cannotSave {
 		p.lines = append(p.lines, line{label: "Cannot save (" + short(st.Daemon.StoreFailing.Error, 48) + "); retrying, nothing is lost"})
 	}
+	for _, o := range st.Outages {
+		p.lines = append(p.lines, line{label: safetext.Line(o.Line())})
+	}
 	if len(st.Sessions) == 0 {
 		p.lines = append(p.lines, line{label: "No sessions yet"})
 	}
@@ -184,6 +187,8 @@ func stateWords(s status.Session, now time.Time) (string, bool) {
 		return fmt.Sprintf("retrying in %d s", secs), true
 	case s.State == "usage_limit" && s.ResetAt != nil:
 		return "usage limit until " + clock(*s.ResetAt, now), false
+	case s.State == "waiting_provider" && s.Note != "":
+		return safetext.Line(s.Note), false // "waiting for Anthropic"
 	}
 	return s.StateWords, false
 }
