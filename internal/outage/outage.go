@@ -28,7 +28,6 @@ const (
 
 // Outage is one provider's outage: its sessions, its errors and its course.
 type Outage struct {
-	ID       int64     `json:"id"` // the store's, 0 until stored
 	Provider string    `json:"provider"`
 	Start    time.Time `json:"start"`            // the first provider error of its sessions
 	End      time.Time `json:"end,omitzero"`     // when it ended; zero while it lasts
