@@ -239,3 +239,34 @@ func TestRestored(t *testing.T) {
 		t.Errorf("restored: releases %+v", ch.Releases)
 	}
 }
+
+// A clone is the tracker as it was: changes to the tracker do not reach
+// it (a step the store refuses goes back to it).
+func TestCloneIsApart(t *testing.T) {
+	tr := outage3(t)
+	tr.Failed(key("d"), "openai", "500", at(3))
+	back := tr.Clone()
+	tr.Due(b, at(11))
+	tr.Sent(a)
+	tr.Done(a, at(20))
+	o := back.Of(b)
+	if o == nil || o.Waiting() != 0 || o.Members[0].Attempts != 0 || !back.Recent(key("d")) {
+		t.Fatalf("the clone changed with the tracker: %+v", o)
+	}
+	if tr.Of(b) != nil || tr.Recent(a) {
+		t.Error("the tracker did not change")
+	}
+}
+
+// Continuations sent during an outage are counted on their session.
+func TestSentCounted(t *testing.T) {
+	tr := outage3(t)
+	tr.Sent(a)
+	tr.Sent(a)
+	if ch := tr.Sent(key("x")); len(ch.Changed) != 0 {
+		t.Error("a session of no outage changed it")
+	}
+	if o := tr.Of(a); o.Members[0].Attempts != 2 {
+		t.Errorf("attempts %d", o.Members[0].Attempts)
+	}
+}
