@@ -43,3 +43,36 @@ func (db *DB) Outages(ctx context.Context, openOnly bool) ([]OutageRow, error) {
 	}
 	return out, nil
 }
+
+// ErrorCount is how many provider errors of one provider fell in one
+// bucket of a picture (ProviderErrors).
+type ErrorCount struct {
+	Provider string
+	Bucket   int // from 0, the bucket starting at since
+	Count    int
+}
+
+// ProviderErrors counts the dead turns classed provider_error that name a
+// provider, recorded from since on, per provider and per bucket of step.
+func (db *DB) ProviderErrors(ctx context.Context, since time.Time, step time.Duration) ([]ErrorCount, error) {
+	if step <= 0 {
+		return nil, fmt.Errorf("inbox: provider errors: bucket of %v", step)
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT provider, (coalesce(time, detected_at) - ?1) / ?2, count(*) FROM events
+		WHERE class = 'provider_error' AND coalesce(time, detected_at) >= ?1 AND kind = 'turn_failed' AND provider <> ''
+		GROUP BY 1, 2 ORDER BY 1, 2`, since.UnixMilli(), step.Milliseconds())
+	if err != nil {
+		return nil, fmt.Errorf("inbox: provider errors: %w", err)
+	}
+	var out []ErrorCount
+	err = scanAll(rows, func(s scanner) error {
+		var c ErrorCount
+		err := s.Scan(&c.Provider, &c.Bucket, &c.Count)
+		out = append(out, c)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("inbox: provider errors: %w", err)
+	}
+	return out, nil
+}

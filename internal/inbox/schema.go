@@ -120,7 +120,8 @@ var migrations = []string{
 		sessions INTEGER NOT NULL,
 		outage   BLOB NOT NULL,
 		PRIMARY KEY (provider, start)
-	);`,
+	);
+	CREATE INDEX events_provider_errors ON events (coalesce(time, detected_at)) WHERE class = 'provider_error';`,
 }
 
 // moveData are the steps in Go that follow a schema step, in its

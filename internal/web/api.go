@@ -59,6 +59,7 @@ func (a *api) routes() http.Handler {
 	mux.HandleFunc("GET /api/sessions/{id}", a.session)
 	mux.HandleFunc("GET /api/sessions/{id}/timeline", a.timeline)
 	mux.HandleFunc("GET /api/entries", a.entries)
+	mux.HandleFunc("GET /api/picture", a.picture)
 	mux.HandleFunc("POST /api/entries/{id}/read", a.markRead)
 	mux.HandleFunc("POST /api/entries/read-all", a.change(a.db.MarkAllRead))
 	mux.HandleFunc("POST /api/entries/clear", a.change(a.db.Clear))
