@@ -196,7 +196,7 @@ func (c *clock) add(d time.Duration) {
 // core is one machine: a Claude root, a data folder, the edges; start runs
 // a daemon on them, stop ends it as a crash would (nothing more is stored).
 type core struct {
-	t        *testing.T
+	t        testing.TB
 	dir      string
 	root     string
 	log      *callLog
@@ -210,7 +210,7 @@ type core struct {
 	level    slog.Level      // of the daemon's log: info unless a test asks
 }
 
-func newCore(t *testing.T) *core {
+func newCore(t testing.TB) *core {
 	t.Helper()
 	dir := t.TempDir()
 	c := &core{t: t, dir: dir, root: filepath.Join(dir, "claude"), log: &callLog{},
