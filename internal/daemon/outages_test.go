@@ -91,7 +91,7 @@ func outage3(t *testing.T) *core {
 		}
 	}
 	c.advance(10 * time.Second)
-	c.eventually("the probe's attempt", func() bool { return c.sent(outageSessions[0]) == 1 })
+	c.eventually("the probe's attempt delivered", func() bool { return count(c.log.all(), "store sent") == 1 })
 	c.eventually("the others wait", func() bool {
 		return c.stateOf(outageSessions[1]) == "waiting_provider" && c.stateOf(outageSessions[2]) == "waiting_provider"
 	})
@@ -141,7 +141,11 @@ func TestOutageProbeThenFanOut(t *testing.T) {
 func TestOutageToldOnce(t *testing.T) {
 	c := outage3(t)
 	probe, next := outageSessions[0], outageSessions[1]
+	delivered := func(n int) {
+		c.eventually("the probe's continuation delivered", func() bool { return count(c.log.all(), "store sent") == n })
+	}
 	for n, wait := range []time.Duration{30 * time.Second, 90 * time.Second} {
+		delivered(n + 1)
 		c.writeIn(probe, prompt("c"+string(rune('a'+n)), coreText), apiError("f"+string(rune('a'+n)), 529, "API Error: 529 overloaded"))
 		c.eventually("the next attempt planned", func() bool { return c.stateOf(probe) == "retrying" })
 		c.advance(wait)
@@ -151,6 +155,7 @@ func TestOutageToldOnce(t *testing.T) {
 	if n := c.notices()[0]; !strings.HasPrefix(n, "Anthropic failing since ") || !strings.HasSuffix(n, "· 2 sessions waiting") {
 		t.Errorf("notice %q", n)
 	}
+	delivered(3)
 	c.writeIn(probe, prompt("cz", coreText), apiError("fz", 529, "API Error: 529 overloaded"))
 	c.eventually("the probe gave up", func() bool { return c.stateOf(probe) == "gave_up" })
 	c.eventually("the next probe's attempt", func() bool { return c.sent(next) == 1 })
