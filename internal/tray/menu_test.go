@@ -3,6 +3,7 @@ package tray
 import (
 	"bytes"
 	"image/png"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -224,7 +225,15 @@ func TestDrawOutage(t *testing.T) {
 	since := time.Date(2026, 12, 4, 10, 42, 0, 0, time.Local)
 	st := status.Status{Settings: &status.Settings{RetryEnabled: true},
 		Outages: []status.Outage{{Provider: "anthropic", Title: "Anthropic", Since: since, Sessions: 6, Waiting: 5}}}
-	if got := labels(draw(st, 0, since)); !strings.Contains(got, "|Anthropic failing since 10:42 · 5 sessions waiting|") {
+	p := draw(st, 0, since)
+	if got := labels(p); !strings.Contains(got, "|Anthropic failing since 10:42 · 5 sessions waiting|Continue the waiting sessions now|") {
 		t.Errorf("menu %s", got)
+	}
+	if !slices.ContainsFunc(p.lines, func(l line) bool { return l.click == clickWaiting && l.enabled }) {
+		t.Error("the waiting sessions cannot be continued from the menu")
+	}
+	st.Outages[0].Waiting = 0
+	if got := labels(draw(st, 0, since)); strings.Contains(got, labelWaiting) {
+		t.Errorf("with none waiting the menu offers to continue them: %s", got)
 	}
 }

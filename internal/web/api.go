@@ -64,6 +64,7 @@ func (a *api) routes() http.Handler {
 	mux.HandleFunc("POST /api/entries/read-all", a.change(a.db.MarkAllRead))
 	mux.HandleFunc("POST /api/entries/clear", a.change(a.db.Clear))
 	mux.HandleFunc("POST /api/settings", a.settings)
+	mux.HandleFunc("POST /api/continue", a.continueAll)
 	mux.HandleFunc("GET /api/events", a.events)
 	return mux
 }

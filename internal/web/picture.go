@@ -5,6 +5,7 @@ package web
 
 import (
 	"encoding/json"
+	"mime"
 	"net/http"
 	"time"
 
@@ -99,4 +100,32 @@ func (a *api) picture(w http.ResponseWriter, r *http.Request) {
 		p.Outages = append(p.Outages, po)
 	}
 	writeJSON(w, p)
+}
+
+// continueRequest is the body of POST /api/continue and its answer.
+type continueRequest struct {
+	Provider  string `json:"provider,omitempty"`
+	Continued int    `json:"continued"`
+}
+
+// continueAll continues the sessions waiting for an outage now, as
+// `nudge continue --all` does.
+func (a *api) continueAll(w http.ResponseWriter, r *http.Request) {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+		http.Error(w, "send the request as application/json", http.StatusUnsupportedMediaType)
+		return
+	}
+	var in continueRequest
+	dec := json.NewDecoder(r.Body) // at most maxBody (guard)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		http.Error(w, "bad continue request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	n, err := a.d.ContinueAll(in.Provider)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	writeJSON(w, continueRequest{Provider: in.Provider, Continued: n})
 }

@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -58,4 +60,22 @@ func TestPicture(t *testing.T) {
 	}
 	f.expect(f.request("GET", "/api/picture?range=1y", nil, ""), 400)
 	f.expect(f.request("GET", "/api/picture", map[string]string{"Authorization": ""}, ""), 401)
+}
+
+// POST /api/continue asks the daemon to continue the waiting sessions, of
+// one provider or of all; it is a change like the others: JSON only.
+func TestContinueFromTheWindow(t *testing.T) {
+	f := serve(t)
+	asJSON := map[string]string{"Content-Type": "application/json"}
+	if got := f.expect(f.request("POST", "/api/continue", asJSON, `{"provider":"anthropic"}`), 200); got != `{"provider":"anthropic","continued":2}`+"\n" {
+		t.Errorf("answer %q", got)
+	}
+	f.expect(f.request("POST", "/api/continue", asJSON, `{}`), 200)
+	f.expect(f.request("POST", "/api/continue", nil, `{}`), http.StatusUnsupportedMediaType)
+	f.expect(f.request("POST", "/api/continue", asJSON, `{"every":true}`), http.StatusBadRequest)
+	f.daemon.mu.Lock()
+	defer f.daemon.mu.Unlock()
+	if !slices.Equal(f.daemon.continued, []string{"anthropic", ""}) {
+		t.Errorf("asked for %q", f.daemon.continued)
+	}
 }

@@ -42,6 +42,7 @@
   function stateWords(s) {
     if (s.state === 'retrying' && s.retry_at) return 'retrying in ' + until(s.retry_at);
     if (s.state === 'usage_limit' && s.reset_at) return 'usage limit until ' + new Date(s.reset_at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+    if (s.state === 'waiting_provider' && s.note) return s.note;
     return s.state_words;
   }
 
@@ -123,6 +124,13 @@
       if (li) li.focus();
     }
     $('no-sessions').hidden = sessions.length > 0;
+    // The providers' outages while they last (docs/behaviour.md §9).
+    const outs = (status && status.outages) || [];
+    $('outages').hidden = outs.length === 0;
+    $('outage-lines').replaceChildren(...outs.map((o) => el('li', 'outage', o.title + ' failing since ' +
+      new Date(o.since).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) + ' · ' +
+      o.waiting + (o.waiting === 1 ? ' session' : ' sessions') + ' waiting')));
+    $('continue-waiting').disabled = !outs.some((o) => o.waiting > 0);
     renderOverall();
   }
 
@@ -148,6 +156,7 @@
       const n = e.attempts || 0;
       let tried = n === 0 ? 'no continuation tried' : n === 1 ? '1 continuation tried' : n + ' continuations tried';
       if (e.class) tried += ' · ' + e.class.replace(/_/g, ' ') + (e.code ? ' ' + e.code : '');
+      if (e.provider) tried += ' · on ' + e.provider + (e.model ? ', model ' + e.model : '');
       foot.append(el('span', 'attempts', tried));
       if (!e.read) {
         const b = el('button', 'quiet mark-read', 'Mark read');
@@ -327,6 +336,7 @@
   $('toggle-continue').addEventListener('change', (ev) => post('/api/settings', { continue_after_usage_limit: ev.target.checked }));
   $('pause').addEventListener('click', () => post('/api/settings', { paused: !(status && status.settings && status.settings.paused) }));
   $('read-all').addEventListener('click', () => post('/api/entries/read-all'));
+  $('continue-waiting').addEventListener('click', () => post('/api/continue', {}));
 
   // Clear asks for a second click instead of a dialog.
   let armed = null;
