@@ -46,3 +46,20 @@ func (f *Failure) on(provider, endpoint, model string) {
 		f.Model = model
 	}
 }
+
+// On says what the failure happened on, in the words of the timeline and
+// the Inbox: "on Anthropic, model claude-opus-5-5"; "" when no provider is
+// known.
+func (f Failure) On() string {
+	if f.Provider == "" {
+		return ""
+	}
+	on := "on " + ProviderTitle(f.Provider)
+	if f.Endpoint != "" {
+		on += " at " + f.Endpoint
+	}
+	if f.Model != "" {
+		on += ", model " + f.Model
+	}
+	return on
+}

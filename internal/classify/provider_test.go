@@ -67,3 +67,21 @@ func TestAttribute(t *testing.T) {
 		t.Errorf("title of an unknown id %q", got)
 	}
 }
+
+// On names the provider as people write it, then the endpoint and model
+// when known.
+func TestOn(t *testing.T) {
+	for _, c := range []struct {
+		f    Failure
+		want string
+	}{
+		{Failure{}, ""},
+		{Failure{Provider: "openai"}, "on OpenAI"},
+		{Failure{Provider: "anthropic", Model: "claude-opus-5-5"}, "on Anthropic, model claude-opus-5-5"},
+		{Failure{Provider: "fake", Endpoint: "http://127.0.0.1:9/v1", Model: "m"}, "on fake at http://127.0.0.1:9/v1, model m"},
+	} {
+		if got := c.f.On(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.f, got, c.want)
+		}
+	}
+}

@@ -572,7 +572,7 @@ func (d *Daemon) handleWakes(ctx context.Context) {
 // could not be read.
 func failureDetail(f *classify.Failure) string {
 	var parts []string
-	if on := failedOn(f); on != "" {
+	if on := f.On(); on != "" {
 		parts = append(parts, on)
 	}
 	if n := f.SignalsNote(); n != "" {
@@ -582,20 +582,4 @@ func failureDetail(f *classify.Failure) string {
 		parts = append(parts, fmt.Sprintf("reset time unreadable: %q", f.ResetUnread))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// failedOn says what a dead turn failed against, in the agent's records'
-// words: "on Anthropic, model claude-opus-5-5".
-func failedOn(f *classify.Failure) string {
-	if f.Provider == "" {
-		return ""
-	}
-	on := "on " + classify.ProviderTitle(f.Provider)
-	if f.Endpoint != "" {
-		on += " at " + f.Endpoint
-	}
-	if f.Model != "" {
-		on += ", model " + f.Model
-	}
-	return on
 }
