@@ -520,7 +520,7 @@ func (t *claudeTranscript) fail(f Failure, ts time.Time) []Event {
 	if f.Class == UsageLimit && !f.ResetAt.IsZero() {
 		t.limitReset = f.ResetAt
 	}
-	f.on("", "", t.model)
+	f.on("", t.model)
 	e := t.event(TurnFailed, ts)
 	e.Failure = &f
 	out = append(out, e)

@@ -61,10 +61,10 @@ type Failure struct {
 	// table row has, or no field that said anything. "" when known.
 	Shape string `json:"shape,omitempty"`
 	// Provider is the provider id the turn failed against ("anthropic",
-	// Codex's model_provider, OpenCode's providerID); Endpoint its base
-	// URL and Model the model, where the records say them (provider.go).
+	// Codex's model_provider, OpenCode's providerID) and Model the model,
+	// where the records say them (provider.go). No agent's records name
+	// the endpoint.
 	Provider string `json:"provider,omitempty"`
-	Endpoint string `json:"endpoint,omitempty"`
 	Model    string `json:"model,omitempty"`
 }
 

@@ -78,7 +78,7 @@ func TestOn(t *testing.T) {
 		{Failure{}, ""},
 		{Failure{Provider: "openai"}, "on OpenAI"},
 		{Failure{Provider: "anthropic", Model: "claude-opus-5-5"}, "on Anthropic, model claude-opus-5-5"},
-		{Failure{Provider: "fake", Endpoint: "http://127.0.0.1:9/v1", Model: "m"}, "on fake at http://127.0.0.1:9/v1, model m"},
+		{Failure{Provider: "fake", Model: "m"}, "on fake, model m"},
 	} {
 		if got := c.f.On(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.f, got, c.want)
