@@ -207,15 +207,16 @@ func (t *Tracker) Due(k retry.Key, now time.Time) (o *Outage, wait bool, next ti
 	if o == nil {
 		return nil, false, time.Time{}, c
 	}
-	t.cost(o, now, &c)
 	i := o.member(k)
 	if o.Probe == k || o.Members[i].Released {
+		t.cost(o, now, &c)
 		return o, false, time.Time{}, c
 	}
 	if !o.Members[i].Waiting {
 		o.Members[i].Waiting = true
 		c.changed(o)
 	}
+	t.cost(o, now, &c)
 	next = now.Add(Recheck)
 	if costs := o.Start.Add(t.Ladder); !o.Told && costs.After(now) && costs.Before(next) {
 		next = costs

@@ -111,9 +111,9 @@ func TestOnlyTheProbeSpendsAttempts(t *testing.T) {
 func TestToldOnceWhenItCosts(t *testing.T) {
 	tr := outage3(t)
 	tr.Due(b, at(11))
-	_, _, _, ch := tr.Due(b, at(130))
-	if ch.Started == nil || !ch.Started.Told {
-		t.Fatal("not told when it started to cost")
+	_, _, _, ch := tr.Due(c, at(130))
+	if ch.Started == nil || !ch.Started.Told || ch.Started.Waiting() != 2 {
+		t.Fatalf("not told when it started to cost, with the sessions waiting then: %+v", ch.Started)
 	}
 	for _, s := range []int{131, 190, 250} {
 		if _, _, _, ch := tr.Due(b, at(s)); ch.Started != nil {
