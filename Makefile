@@ -65,8 +65,10 @@ lint: ## gofmt, go vet, staticcheck, go mod verify, and the macOS build without 
 	$(GO) mod verify
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags torture ./e2e/torture/
+	$(GO) vet -tags nudge_testhooks ./internal/inject/
 	$(GO) run $(STATICCHECK) $(PKGS)
 	$(GO) run $(STATICCHECK) -tags torture ./e2e/torture/
+	$(GO) run $(STATICCHECK) -tags nudge_testhooks ./internal/inject/
 	$(MAKE) darwin
 
 vuln: ## govulncheck: a known vulnerability the code can reach fails (VULNDB=file://… for an offline database)

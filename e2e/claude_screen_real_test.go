@@ -119,3 +119,51 @@ func (s *screenSession) typeLine(text, echo string) {
 		s.w.t.Fatal(err)
 	}
 }
+
+// TestRealClaudeInScreenHoldsForTheDraft: in GNU screen too, a draft holds
+// the continuation (the prompt read from the hardcopy, one byte per
+// cell) and stays as typed; cleared, the turn is continued once.
+func TestRealClaudeInScreenHoldsForTheDraft(t *testing.T) {
+	claude := claudeCLI.need(t)
+	screen := testenv.Need(t, "screen")
+	w := newClaudeWorld(t)
+	srv, baseURL := serveFake(w, fakeanthropic.New, []string{"500", "ok"})
+	d := w.startDaemon(personChecks)
+	w.showOnFailure("transcript", func() any { return summarize(readRecords(w.transcript())) })
+	s := w.startScreen(screen, w.claudeEnv(baseURL), claude, "--session-id", sessionID)
+	waitFor(t, "the CLI's registry entry", 30*time.Second, func() (bool, string) {
+		reg := claudeRegistry(w)
+		return reg != nil, fmt.Sprint(reg)
+	})
+	s.waitScreen("prompt", func(screen string) bool { return strings.Contains(screen, "\no ") })
+	s.typeLine("hello", "o hello")
+	waitFor(t, "the 500 record", 60*time.Second, func() (bool, string) {
+		recs := readRecords(w.transcript())
+		return indexOf(recs, 0, isAPIError(500)) >= 0, summarize(recs)
+	})
+	if _, err := s.run("-X", "stuff", draft); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the continuation held for the draft", 30*time.Second, func() (bool, string) {
+		st, _ := sessionIn(d.cli("status", "--json"), "claude", sessionID)
+		return st.State == "waiting_you", st.State
+	})
+	time.Sleep(4 * time.Second)
+	if text := s.screen(); !strings.Contains(text, "o "+draft) {
+		t.Fatalf("the draft is not as typed:\n%s", text)
+	}
+	if n := count(readRecords(w.transcript()), isUserText(continuation)); n != 0 || len(srv.Main()) != 1 {
+		t.Fatalf("with a draft in the prompt: %d continuations, %d main-loop requests, want none and 1", n, len(srv.Main()))
+	}
+	if _, err := s.run("-X", "stuff", "^U"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the continuation and a completed turn", 60*time.Second, func() (bool, string) {
+		recs := readRecords(w.transcript())
+		missing := recoveredTurn(recs)
+		return missing == "", "missing: " + missing + "\n" + summarize(recs)
+	})
+	if n := count(readRecords(w.transcript()), isUserText(continuation)); n != 1 {
+		t.Errorf("continuation recorded %d times, want once", n)
+	}
+}

@@ -62,8 +62,15 @@ func doctor(cmd *cobra.Command, cfg config.Config) {
 	fmt.Fprintln(w, "agents:")
 	for _, name := range agentsOf(cfg) {
 		printWatched(w, name, cfg.Agent(name))
-		if agent, ok := classify.Lookup(name); ok && cfg.Agent(name).Enabled && agent.Blind != "" {
+		agent, ok := classify.Lookup(name)
+		if !ok || !cfg.Agent(name).Enabled {
+			continue
+		}
+		if agent.Blind != "" {
 			safetext.Fprintf(w, "  %-9s cannot see: %s\n", "", agent.Blind)
+		}
+		if agent.ReadComposer == nil {
+			safetext.Fprintf(w, "  %-9s cannot see: its prompt on screen; only your keys and modes hold a continuation (docs/behaviour.md §3)\n", "")
 		}
 	}
 	doctorDelivery(cmd.Context(), w, cfg, st.Sessions)
@@ -140,6 +147,9 @@ func doctorDelivery(ctx context.Context, w io.Writer, cfg config.Config, live []
 		return
 	}
 	safetext.Fprintf(w, "  order:    %s → %s; headless resume for: %s\n", order, orNone(inj.Backends()), orNone(resume))
+	for _, sees := range inj.Sees() {
+		safetext.Fprintf(w, "  sees:     %s\n", sees)
+	}
 	db, ok, err := openInbox(cfg)
 	if err != nil {
 		safetext.Fprintf(w, "  sessions: cannot read the database: %v\n", err)

@@ -23,18 +23,24 @@ import (
 // Nudge is the Go package of the nudge binary.
 const Nudge = "nudge/cmd/nudge"
 
+// TestHooks is the build tag of the hooks a test may set through the
+// environment (NUDGE_TEST_ENTER_GAP: internal/inject); release builds
+// have none.
+const TestHooks = "nudge_testhooks"
+
 // stopWait bounds how long a daemon may take to stop or exit.
 const stopWait = 10 * time.Second
 
 // Build builds the Go package pkg into dir and returns the binary's path,
-// named after the package's last element.
+// named after the package's last element. The build carries the test
+// hooks (TestHooks), which act only when a test sets their variable.
 func Build(dir, pkg string) (string, error) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		return "", fmt.Errorf("go toolchain not found to build %s: %w", pkg, err)
 	}
 	bin := filepath.Join(dir, path.Base(pkg))
-	out, err := exec.Command(goTool, "build", "-o", bin, pkg).CombinedOutput()
+	out, err := exec.Command(goTool, "build", "-tags", TestHooks, "-o", bin, pkg).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, strings.TrimSpace(string(out)))
 	}

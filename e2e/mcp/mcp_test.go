@@ -381,7 +381,8 @@ func (w *world) startAgentInScreen(outcomes string) {
 			w.t.Fatalf("screen %v: %v\n%s", args, err, out)
 		}
 	}
-	screen("-dmS", "agent", daemontest.Bin(standin), "-outcomes", outcomes, "-received", filepath.Join(w.dir, "received.log"))
+	// -U: the window speaks UTF-8, as Claude Code's needs to.
+	screen("-U", "-dmS", "agent", daemontest.Bin(standin), "-outcomes", outcomes, "-received", filepath.Join(w.dir, "received.log"))
 	w.t.Cleanup(func() { screen("-S", "agent", "-X", "quit") })
 	daemontest.Eventually(w.t, "the stand-in registered", 10*time.Second, func() bool {
 		m, _ := filepath.Glob(filepath.Join(w.dir, "home", ".claude", "sessions", "*.json"))

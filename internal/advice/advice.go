@@ -51,7 +51,37 @@ const (
 	CutBeforeEnter
 	// TooLate: nudge was not running when the continuation was due.
 	TooLate
+	// Draft: the agent's prompt held text of the person's (or could not
+	// be seen) for Why.For.
+	Draft
+	// Leftover: the prompt held nudge's own earlier continuation, unsent,
+	// for Why.For.
+	Leftover
+	// Present: the person was typing in the session's terminal (for
+	// Why.For, or as nudge was about to type).
+	Present
+	// CopyMode: the pane stayed in the person's mode (Why.Box names it)
+	// for Why.For.
+	CopyMode
+	// NotAlone: nudge pasted its continuation, but the prompt then held
+	// the person's text too, so it did not press Enter.
+	NotAlone
 )
+
+// Waiting is the state note of a continuation that a person's use of the
+// session's terminal holds (docs/behaviour.md §3 "The person at the
+// keyboard"), as the timeline, the menu and `nudge explain` show it.
+func Waiting(c Cause) string {
+	switch c {
+	case Draft:
+		return "waiting: you have unsent text in the prompt"
+	case Leftover:
+		return "waiting: nudge's earlier continuation sits unsent in the prompt"
+	case Present:
+		return "waiting: you are typing in the session's terminal"
+	}
+	return "waiting: the pane is in copy mode"
+}
 
 // Why says why one continuation was not typed. It is an error, so that it
 // travels as a delivery's outcome.
@@ -62,6 +92,10 @@ type Why struct {
 	Box   string        // BoxOpen: which box, when known
 	For   time.Duration // BoxOpen, Busy: how long
 	Due   time.Time     // TooLate: when it was due
+	// Held: nothing was typed and the person is using the place now; the
+	// continuation waits and is tried again (Draft, Leftover, Present,
+	// CopyMode).
+	Held bool
 }
 
 // Error is the sentence for an agent not named.
@@ -120,6 +154,19 @@ func Undelivered(agent string, w Why) string {
 		return fmt.Sprintf("nudge stopped while typing its continuation into %s at %s, so it may sit unsent in the prompt there and nudge types nothing over it; check the prompt before you type.", a.title, place)
 	case TooLate:
 		return fmt.Sprintf("nudge was not running when its continuation into %s was due at %s, and does not send it this late; type continue in the session yourself.", a.title, Clock(w.Due))
+	case Draft:
+		return fmt.Sprintf("nudge did not continue %s: its prompt at %s held text of yours, unsent, for %s, and nudge never types over it; send or clear it, then type continue in the session.", a.title, place, Span(w.For))
+	case Leftover:
+		return fmt.Sprintf("nudge did not continue %s: its own earlier continuation sat unsent in the prompt at %s for %s, and nudge never sends it blindly; press Enter there to send it, or clear the prompt and type continue.", a.title, place, Span(w.For))
+	case Present:
+		if w.For == 0 {
+			return fmt.Sprintf("nudge did not continue %s: you started typing in its terminal at %s as nudge was about to, so it typed nothing; type continue in the session when you are done.", a.title, place)
+		}
+		return fmt.Sprintf("nudge did not continue %s: you kept typing in its terminal at %s for %s; type continue in the session when you are done.", a.title, place, Span(w.For))
+	case CopyMode:
+		return fmt.Sprintf("nudge did not continue %s: its pane at %s stayed in copy mode for %s, and nudge never takes a pane out of your mode; leave it, then type continue in the session.", a.title, place, Span(w.For))
+	case NotAlone:
+		return fmt.Sprintf("nudge pasted its continuation into the prompt of %s at %s but did not press Enter: the prompt also held text you typed meanwhile. Your text is untouched and nudge's sentence sits next to it; delete that sentence, then send the prompt as you like.", a.title, place)
 	}
 	return fmt.Sprintf("nudge could not continue %s: typing into %s failed; type continue there yourself.", a.title, place)
 }

@@ -51,6 +51,12 @@ type Agent struct {
 	// prompt with no approval or question on screen. Agents whose records
 	// cannot show an open box (Codex) need it.
 	ScreenReady func(screen string) error
+	// ReadComposer, if set, reads what the agent's input prompt holds on a
+	// captured screen, with the terminal's caret where it is known
+	// (Composer). nudge types only into a prompt it saw empty; for an agent
+	// without it, only the signs that a person is at the keyboard hold a
+	// continuation (docs/behaviour.md §3).
+	ReadComposer func(screen string, caret Caret) Composer
 	// Hook, if set, is how the agent's own hooks feed nudge (`nudge hook
 	// <name>`), for an agent whose records do not show a failed turn.
 	Hook *Hook

@@ -35,7 +35,8 @@ func init() {
 		LoginHint: claudeLoginHint,
 		// The live registry shows open boxes and idleness, so no screen
 		// check is needed (docs/agents/claude.md §7.1).
-		Executables: []string{"claude", "claude.exe"},
+		ReadComposer: readClaudeComposer,
+		Executables:  []string{"claude", "claude.exe"},
 		// docs/agents/claude.md §9.3: appends to the same transcript; -p is a
 		// switch, the prompt the positional after "--".
 		Resume: &ResumeCommand{Argv: func(id, text string) []string { return []string{"claude", "--resume", id, "-p", "--", text} }},
@@ -422,7 +423,7 @@ func (t *claudeTranscript) startTurn(ts time.Time) Event {
 	return t.event(TurnStarted, ts)
 }
 
-// claudeQuestionBox names the box an AskUserQuestion tool_use opens (§7.3).
+// claudeQuestionBox names the box an AskUserQuestion tool_use opens (docs/agents/claude.md §7.4).
 const claudeQuestionBox = "question"
 
 // assistant applies rows 7–10 of §4.1.

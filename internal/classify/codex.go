@@ -31,8 +31,9 @@ func init() {
 		// Approval and question requests are never persisted (docs/agents/codex.md §3.1, §7).
 		Blind: "approval prompts are not recorded in the rollout: nudge checks the screen before typing",
 		// The native binary; the npm launcher runs as "node" (docs/agents/codex.md §7).
-		Executables: []string{"codex", "codex.exe"},
-		ScreenReady: codexScreenReady,
+		Executables:  []string{"codex", "codex.exe"},
+		ScreenReady:  codexScreenReady,
+		ReadComposer: readCodexComposer,
 		// docs/agents/codex.md §8.3: appends to the same rollout; outside a git
 		// repository it needs --skip-git-repo-check. Id and prompt are
 		// positionals of `resume`.

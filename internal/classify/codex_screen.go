@@ -2,6 +2,7 @@ package classify
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 )
 
@@ -30,7 +31,8 @@ var (
 const codexPrompt = "›"
 
 // codexScreenReady decides from a captured screen whether Codex sits idle
-// at an empty composer with nothing to answer on screen.
+// at its composer with nothing to answer on screen; what the composer
+// holds is readCodexComposer's to say.
 func codexScreenReady(screen string) error {
 	for _, mark := range codexBoxMarks {
 		if strings.Contains(screen, mark) {
@@ -40,20 +42,48 @@ func codexScreenReady(screen string) error {
 	if strings.Contains(screen, codexWorkingMark) {
 		return errors.New("codex: a turn is running (\"esc to interrupt\" on screen)")
 	}
-	// The composer is the lowest prompt line.
-	composer := ""
-	for _, line := range strings.Split(screen, "\n") {
-		if l := strings.TrimSpace(line); strings.HasPrefix(l, codexPrompt) {
-			composer = strings.TrimSpace(strings.TrimPrefix(l, codexPrompt))
-		}
-	}
-	for _, p := range codexComposerPlaceholders {
-		if composer == p {
-			return nil
-		}
-	}
-	if composer == "" {
+	c := readCodexComposer(screen, Caret{})
+	if !c.Seen {
 		return errors.New("codex: no input prompt on screen")
 	}
-	return errors.New("codex: the input prompt is not empty or a menu is open")
+	if codexMenuChoice.MatchString(c.Draft) {
+		return errors.New("codex: a menu is open on screen")
+	}
+	return nil
+}
+
+// codexMenuChoice is the highlighted line of a menu Codex opens in place
+// of its composer ("› 1. Try new model").
+var codexMenuChoice = regexp.MustCompile(`^[0-9]+\. `)
+
+// readCodexComposer reads Codex's composer: the lowest line that starts
+// with "›", and the lines under it indented by two spaces, up to a blank
+// line. The empty composer shows a placeholder.
+func readCodexComposer(screen string, _ Caret) Composer {
+	lines := screenLines(screen)
+	start := -1
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(strings.TrimSpace(lines[i]), codexPrompt) {
+			start = i
+			break
+		}
+	}
+	if start < 0 {
+		return Composer{}
+	}
+	body := []string{cutIndent(strings.TrimPrefix(strings.TrimSpace(lines[start]), codexPrompt), 1)}
+	for _, l := range lines[start+1:] {
+		if strings.TrimSpace(l) == "" || !strings.HasPrefix(l, "  ") {
+			break
+		}
+		body = append(body, cutIndent(l, 2))
+	}
+	c := Composer{Seen: true, Draft: draftOf(body)}
+	switch {
+	case isPlaceholder(c.Draft, codexComposerPlaceholders):
+		c.Draft = ""
+	case pastedLabel(c.Draft):
+		c.Draft, c.Pasted = "", true
+	}
+	return c
 }

@@ -36,7 +36,8 @@ func init() {
 		// "kimi-code" (2.1.0, seen in /proc); "kimi" is the name it is
 		// started by. The session is not on the command line and the wire
 		// file is not held open; the cwd is the session's (docs/agents/kimi.md A9).
-		Executables: []string{"kimi-code", "kimi"},
+		ReadComposer: readKimiComposer,
+		Executables:  []string{"kimi-code", "kimi"},
 		// docs/agents/kimi.md A9: Kimi Code takes the session_<uuid> id; -p takes
 		// the next argument whatever it starts with.
 		Resume: &ResumeCommand{Argv: func(id, text string) []string { return []string{"kimi", "--session=" + id, "-p", text} }},

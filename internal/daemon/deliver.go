@@ -48,7 +48,7 @@ func sessionTarget(key retry.Key, project, transcript string, proc *classify.Pro
 	agent, _ := classify.Lookup(key.Agent)
 	t := inject.Target{
 		Agent: key.Agent, Session: key.Session, Project: project,
-		ScreenReady: agent.ScreenReady,
+		ScreenReady: agent.ScreenReady, ReadComposer: agent.ReadComposer,
 		Hint: inject.Hint{
 			Agent: key.Agent, Session: key.Session, Project: project, File: transcript,
 			Executables: agent.Executables, Others: others,
@@ -137,7 +137,7 @@ func undelivered(err error, del inject.Delivery, pid int) error {
 	if errors.As(err, &why) {
 		return why
 	}
-	why = advice.Why{PID: pid, Place: strings.TrimSpace(del.Backend + " " + del.Where)}
+	why = advice.Why{PID: pid, Place: strings.TrimSpace(del.Backend + " " + del.Where), Held: errors.Is(err, inject.ErrHeld)}
 	switch {
 	case errors.Is(err, inject.ErrBadSession):
 		why.Cause = advice.Refused
@@ -145,9 +145,19 @@ func undelivered(err error, del inject.Delivery, pid int) error {
 		why.Cause = advice.Ambiguous
 	case errors.Is(err, inject.ErrNoTerminal):
 		why.Cause = advice.Unreachable
+	case errors.Is(err, inject.ErrNotAlone):
+		why.Cause = advice.NotAlone
+	case errors.Is(err, inject.ErrDraft):
+		why.Cause = advice.Draft
+	case errors.Is(err, inject.ErrLeftover):
+		why.Cause = advice.Leftover
+	case errors.Is(err, inject.ErrPresent):
+		why.Cause = advice.Present
+	case errors.Is(err, inject.ErrCopyMode):
+		why.Cause = advice.CopyMode
 	case errors.Is(err, inject.ErrNoScreen):
 		why.Cause = advice.NoScreen
-	case errors.Is(err, inject.ErrNotIdle), errors.Is(err, inject.ErrCopyMode):
+	case errors.Is(err, inject.ErrNotIdle):
 		why.Cause = advice.NotIdle
 	case errors.Is(err, inject.ErrGone), errors.Is(err, inject.ErrOtherProcess):
 		why.Cause = advice.Gone
@@ -191,8 +201,12 @@ func (d *Daemon) idleCheck(s *session) func(context.Context) error {
 func (d *Daemon) delivered(ctx context.Context, s *session, attempt int, id int64, del inject.Delivery, derr error) {
 	now := d.now()
 	reason := ""
-	if derr != nil {
-		reason = advice.Undelivered(s.key.Agent, advice.WhyOf(derr))
+	switch why := advice.WhyOf(derr); {
+	case derr != nil && why.Held:
+		reason = advice.Waiting(why.Cause)
+		d.log.Info("continuation held: nothing typed", "session", s.key.Session, "attempt", attempt, "why", reason, "err", derr)
+	case derr != nil:
+		reason = advice.Undelivered(s.key.Agent, why)
 		d.log.Debug("continuation not delivered", "session", s.key.Session, "attempt", attempt, "err", derr)
 	}
 	st := outcomeStep(id, del, reason, now)

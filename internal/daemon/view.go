@@ -78,10 +78,10 @@ func sessionView(key retry.Key, project string, state retry.State, note string, 
 	}
 	if !until.IsZero() {
 		u := until.UTC()
-		switch state {
-		case retry.Retrying, retry.WaitingBox:
+		switch {
+		case state.Due():
 			s.RetryAt = &u
-		case retry.UsageLimit:
+		case state == retry.UsageLimit:
 			s.ResetAt = &u
 		}
 	}
@@ -121,8 +121,7 @@ const recentWindow = 24 * time.Hour
 // Shown tells whether a session belongs in the views: it was active within
 // recentWindow, or nudge is still acting on it.
 func Shown(state retry.State, updated, now time.Time) bool {
-	switch state {
-	case retry.Retrying, retry.WaitingBox, retry.WaitingProvider, retry.UsageLimit, retry.NeedsSignIn:
+	if state.Due() || state == retry.UsageLimit || state == retry.NeedsSignIn {
 		return true
 	}
 	return now.Sub(updated) < recentWindow

@@ -33,7 +33,9 @@ type AttemptRow struct {
 }
 
 // beginAttempts stores each attempt as "sending" and sets its ID; one begun
-// before keeps ID 0. Started defaults to now.
+// before keeps ID 0, unless it failed before any key was typed (a delivery
+// held because the person was using the prompt, docs/behaviour.md §3):
+// that one is begun again. Started defaults to now.
 func beginAttempts(ctx context.Context, tx writeTx, attempts []AttemptRow) error {
 	for i := range attempts {
 		a := &attempts[i]
@@ -43,7 +45,11 @@ func beginAttempts(ctx context.Context, tx writeTx, attempts []AttemptRow) error
 		err := tx.QueryRowContext(ctx, `INSERT INTO attempts
 			(agent, session, episode, attempt, text, status, backend, target, reason, started)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (agent, session, episode, attempt) DO NOTHING RETURNING id`,
+			ON CONFLICT (agent, session, episode, attempt) DO UPDATE
+				SET status = excluded.status, text = excluded.text, backend = excluded.backend, target = excluded.target,
+					reason = excluded.reason, started = excluded.started, finished = NULL, place = ''
+				WHERE attempts.status = 'failed' AND attempts.typing IS NULL
+			RETURNING id`,
 			a.Agent, a.Session, a.Episode, a.Attempt, a.Text, AttemptSending, a.Backend, a.Target, a.Reason, ms(a.Started)).Scan(&a.ID)
 		if errors.Is(err, sql.ErrNoRows) {
 			a.ID = 0

@@ -694,3 +694,41 @@ func TestOpenRefusesAMissingTable(t *testing.T) {
 		t.Fatalf("open without the positions table: %v", err)
 	}
 }
+
+// TestHeldAttemptBegunAgain: an attempt that failed before any key was
+// typed (held: the person was using the prompt) is begun again under its
+// own number; one that typed, or was sent, never is.
+func TestHeldAttemptBegunAgain(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, filepath.Join(t.TempDir(), "nudge.db"))
+	finish := func(o Outcome) {
+		t.Helper()
+		if err := db.Commit(ctx, Batch{Outcomes: []Outcome{o}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := AttemptRow{Agent: "claude", Session: "s1", Episode: "ep1", Attempt: 1, Text: "continue", Started: at(10)}
+	id := begin(t, db, held)
+	finish(Outcome{ID: id, Status: AttemptFailed, Backend: "tmux", Target: "%3", Reason: "waiting: you have unsent text in the prompt"})
+	held.Started = at(20)
+	again := begin(t, db, held)
+	if again != id {
+		t.Fatalf("a held attempt was begun again as %d, want its own row %d", again, id)
+	}
+	if err := db.Typing(ctx, again, "tmux", "%3", `{"pane":"%3"}`); err != nil {
+		t.Fatal(err)
+	}
+	finish(Outcome{ID: again, Status: AttemptFailed, Backend: "tmux", Target: "%3", Reason: "typing failed"})
+	if id := begin(t, db, held); id != 0 {
+		t.Fatalf("an attempt that began typing was begun again (id %d)", id)
+	}
+	sent := AttemptRow{Agent: "claude", Session: "s1", Episode: "ep1", Attempt: 2, Text: "continue", Started: at(30)}
+	finish(Outcome{ID: begin(t, db, sent), Status: AttemptSent})
+	if id := begin(t, db, sent); id != 0 {
+		t.Fatalf("a sent attempt was begun again (id %d)", id)
+	}
+	attempts, err := db.Attempts(ctx, "claude", "s1")
+	if err != nil || len(attempts) != 2 || attempts[0].Reason != "typing failed" || !attempts[0].Started.Equal(at(20)) {
+		t.Fatalf("Attempts = %+v, %v", attempts, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"nudge/internal/classify"
 	"nudge/internal/echo"
 )
 
@@ -15,7 +16,10 @@ import (
 // shows once more than it did before typing. It waits at most echo.Wait,
 // for an application that shows a paste otherwise ("[Pasted text #1]"),
 // then presses Enter all the same; if the screen cannot be read, at once.
-// The text is typed once, whatever happens (docs/platform.md §7).
+// Before Enter, the check the delivery set (withBeforeEnter) reads the
+// screen once more: a prompt that holds more than the text gets no Enter
+// (docs/behaviour.md §3). The text is typed once, whatever happens
+// (docs/platform.md §7).
 func typeThenEnter(ctx context.Context, sc Screener, w Where, text string, typeText, enter func() error) error {
 	before, err := sc.Screen(ctx, w)
 	if terr := typeText(); terr != nil {
@@ -24,8 +28,32 @@ func typeThenEnter(ctx context.Context, sc Screener, w Where, text string, typeT
 	if err == nil {
 		awaitShown(ctx, sc, w, echo.Of(text), before)
 	}
+	if check, ok := ctx.Value(beforeEnterKey{}).(func(string, classify.Caret) error); ok {
+		if hook := testHookBeforeEnter; hook != nil {
+			hook()
+		}
+		screen, caret, err := look(ctx, sc, w)
+		if err != nil {
+			return refuse(ErrNotAlone, "nudge could not read the prompt again after pasting, so it did not press Enter: %v", err)
+		}
+		if err := check(screen, caret); err != nil {
+			return err
+		}
+	}
 	return enter()
 }
+
+// beforeEnterKey carries, in a Send's context, the check of the prompt
+// that must pass before Enter (Deliver sets it from Target.ReadComposer).
+type beforeEnterKey struct{}
+
+func withBeforeEnter(ctx context.Context, check func(screen string, caret classify.Caret) error) context.Context {
+	return context.WithValue(ctx, beforeEnterKey{}, check)
+}
+
+// testHookBeforeEnter, when set (tests only, through NUDGE_TEST_ENTER_GAP
+// in the daemon binary), runs between the paste and the last look.
+var testHookBeforeEnter func()
 
 // awaitShown returns once sc shows p at w more often than in before (or,
 // for an empty probe, shows anything else than before), when reading the

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"nudge/internal/classify"
 )
@@ -35,7 +36,27 @@ var (
 	// ErrBadSession: the session id is not of the shape the agent writes
 	// (classify.Agent.SessionID): it is never used.
 	ErrBadSession = errors.New("not a session id of the agent")
+	// ErrHeld: the place is in use now and nothing was typed; the
+	// continuation may be tried again later. It comes with the reason:
+	// ErrDraft, ErrLeftover, ErrPresent or ErrCopyMode.
+	ErrHeld = errors.New("nothing typed")
+	// ErrDraft: the agent's prompt holds text nudge did not type, or does
+	// not show at all (docs/behaviour.md §3 "The person at the keyboard").
+	ErrDraft = errors.New("has unsent text in the prompt")
+	// ErrLeftover: the prompt holds nudge's own continuation, left unsent
+	// (a stop between paste and Enter): never sent blindly, never typed
+	// over.
+	ErrLeftover = errors.New("holds nudge's earlier continuation, unsent")
+	// ErrPresent: a person pressed a key in the place moments ago.
+	ErrPresent = errors.New("is in use: a key was pressed moments ago")
+	// ErrNotAlone: nudge pasted its text but the prompt then held more
+	// than it (the person typed meanwhile), so Enter was not pressed.
+	ErrNotAlone = errors.New("holds more than the continuation: Enter not pressed")
 )
+
+// PresentFor is how long after a person's last key a place counts as in
+// use (docs/behaviour.md §3).
+const PresentFor = 5 * time.Second
 
 // Target is the live session a continuation is for.
 type Target struct {
@@ -61,6 +82,12 @@ type Target struct {
 	// Hint describes the session, for backends that must make sure no live
 	// process holds it (headless resume).
 	Hint Hint
+	// ReadComposer, if set, reads the agent's input prompt on the place's
+	// screen (classify.Agent.ReadComposer): nudge types only into a prompt
+	// it saw empty, and presses Enter only when it holds the continuation
+	// alone. A backend that cannot show a screen is then left to the signs
+	// of presence (Attender) and its own checks.
+	ReadComposer func(screen string, caret classify.Caret) classify.Composer
 	// Typing, if set, is called after every check, immediately before the
 	// first key is sent, with the backend and the place; an error stops the
 	// delivery before any key is sent. The daemon records the place with
@@ -106,10 +133,32 @@ type Backend interface {
 }
 
 // Screener is a Backend that can show what its place displays, for
-// Target.ScreenReady.
+// Target.ScreenReady and Target.ReadComposer.
 type Screener interface {
 	// Screen returns the visible text of w.
 	Screen(ctx context.Context, w Where) (string, error)
+}
+
+// Careter is a Screener that can also tell where the terminal's cursor
+// sits on the screen it shows.
+type Careter interface {
+	Caret(ctx context.Context, w Where) (classify.Caret, error)
+}
+
+// Attender is a Backend that can tell when a person last pressed a key in
+// its place (zero: never, or not known) and whether the place is in a mode
+// of the person's (copy mode, a selection) that typing would act on.
+type Attender interface {
+	Attended(ctx context.Context, w Where) (Attention, error)
+}
+
+// Attention is what an Attender tells of its place.
+type Attention struct {
+	LastKey time.Time // the person's last key; zero when not known
+	Mode    string    // the person's mode ("copy mode"); "" when none
+	// Unsent: keys the person typed since they last pressed Enter, as a
+	// place that sees every key can tell (nudge wrap).
+	Unsent bool
 }
 
 // Delivery says where a continuation was (or was to be) typed.
@@ -171,15 +220,103 @@ func (i *Injector) Deliver(ctx context.Context, t Target, text string) (Delivery
 	if err := checkScreen(ctx, b, w, t.ScreenReady); err != nil {
 		return d, fmt.Errorf("%s %s: %w", d.Backend, d.Where, err)
 	}
+	if err := checkPerson(ctx, b, w, t.ReadComposer, text, time.Now()); err != nil {
+		return d, heldIf(fmt.Errorf("%s %s: %w", d.Backend, d.Where, err))
+	}
 	if t.Typing != nil {
 		if err := t.Typing(ctx, d.Backend, w); err != nil {
 			return d, fmt.Errorf("%s %s: nothing typed: %w", d.Backend, d.Where, err)
 		}
 	}
+	if t.ReadComposer != nil {
+		ctx = withBeforeEnter(ctx, func(screen string, caret classify.Caret) error {
+			if c := t.ReadComposer(screen, caret); !c.Holds(text) {
+				return refuse(ErrNotAlone, "the prompt at %s %s holds more than nudge's continuation (%q), so nudge did not press Enter", d.Backend, d.Where, preview(c.Draft))
+			}
+			return nil
+		})
+	}
 	if err := b.Send(ctx, w, text); err != nil {
 		return d, fmt.Errorf("%s %s: %w", d.Backend, d.Where, err)
 	}
 	return d, nil
+}
+
+// heldIf marks err as held (ErrHeld) when it says a person is using the
+// place: a refusal before any key was sent.
+func heldIf(err error) error {
+	for _, use := range []error{ErrDraft, ErrLeftover, ErrPresent, ErrCopyMode} {
+		if errors.Is(err, use) {
+			return fmt.Errorf("%w: %w", ErrHeld, err)
+		}
+	}
+	return err
+}
+
+// checkPerson refuses a place a person is using (docs/behaviour.md §3 "The
+// person at the keyboard"): its mode, a key pressed within PresentFor, keys
+// typed and not sent, and, where the screen shows it, an agent's prompt
+// that is not empty.
+func checkPerson(ctx context.Context, b Backend, w Where, read func(string, classify.Caret) classify.Composer, text string, now time.Time) error {
+	if w.PID == 0 {
+		return nil // a headless continuation: no terminal, no person in it
+	}
+	if a, ok := b.(Attender); ok {
+		att, err := a.Attended(ctx, w)
+		if err != nil {
+			return err
+		}
+		switch {
+		case att.Mode != "":
+			return refuse(ErrCopyMode, "%s is in %s", w.Pane, att.Mode)
+		case att.Unsent:
+			return refuse(ErrDraft, "keys typed in %s have not been sent", w.Pane)
+		case !att.LastKey.IsZero() && now.Sub(att.LastKey) < PresentFor:
+			return refuse(ErrPresent, "a key was pressed in %s %s ago", w.Pane, now.Sub(att.LastKey).Round(100*time.Millisecond))
+		}
+	}
+	sc, ok := b.(Screener)
+	if read == nil || !ok {
+		return nil
+	}
+	screen, caret, err := look(ctx, sc, w)
+	if err != nil {
+		return err
+	}
+	switch c := read(screen, caret); {
+	case !c.Seen:
+		return refuse(ErrDraft, "the agent's prompt is not on screen")
+	case c.Holds(text):
+		return refuse(ErrLeftover, "the prompt holds nudge's continuation, left unsent before")
+	case !c.Empty():
+		return refuse(ErrDraft, "the prompt holds %q", preview(c.Draft))
+	}
+	return nil
+}
+
+// look is what sc shows at w, with the caret where sc can tell it.
+func look(ctx context.Context, sc Screener, w Where) (string, classify.Caret, error) {
+	screen, err := sc.Screen(ctx, w)
+	if err != nil {
+		return "", classify.Caret{}, fmt.Errorf("%w: %w", ErrNoScreen, err)
+	}
+	var caret classify.Caret
+	if c, ok := sc.(Careter); ok {
+		if caret, err = c.Caret(ctx, w); err != nil {
+			return "", classify.Caret{}, fmt.Errorf("%w: %w", ErrNoScreen, err)
+		}
+	}
+	return screen, caret, nil
+}
+
+// preview is the start of a person's draft, for messages: never more than
+// a few words of it.
+func preview(draft string) string {
+	const most = 24
+	if r := []rune(draft); len(r) > most {
+		return string(r[:most]) + "…"
+	}
+	return draft
 }
 
 // checkScreen runs ready on w's screen. A place with no live process (a
@@ -303,3 +440,24 @@ func (e *noTerminal) Error() string {
 }
 
 func (e *noTerminal) Unwrap() []error { return e.errs }
+
+// Sees says, per backend in order, what it shows nudge of a person at the
+// keyboard (docs/behaviour.md §3 "The person at the keyboard"), for
+// `nudge doctor`: "tmux: the agent's prompt on screen, your keys and modes".
+func (i *Injector) Sees() []string {
+	out := make([]string, 0, len(i.backends))
+	for _, b := range i.backends {
+		var parts []string
+		if _, ok := b.(Screener); ok {
+			parts = append(parts, "the agent's prompt on screen")
+		}
+		if _, ok := b.(Attender); ok {
+			parts = append(parts, "your keys and modes")
+		}
+		if len(parts) == 0 {
+			parts = append(parts, "nothing of you at the keyboard")
+		}
+		out = append(out, b.Name()+": "+strings.Join(parts, ", "))
+	}
+	return out
+}

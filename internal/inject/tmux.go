@@ -9,7 +9,9 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
+	"nudge/internal/classify"
 	"nudge/internal/proc"
 )
 
@@ -24,6 +26,8 @@ type Tmux struct {
 var (
 	_ Backend  = (*Tmux)(nil)
 	_ Screener = (*Tmux)(nil)
+	_ Careter  = (*Tmux)(nil)
+	_ Attender = (*Tmux)(nil)
 )
 
 // NewTmux returns the tmux backend, running the tmux found in PATH.
@@ -248,6 +252,58 @@ func tmuxSocket(pid int, value string) (string, error) {
 // Screen returns the visible text of the pane (capture-pane -p).
 func (x *Tmux) Screen(ctx context.Context, w Where) (string, error) {
 	return x.run(ctx, w.Server, nil, "capture-pane", "-p", "-t", w.Pane)
+}
+
+// Caret is where the pane's cursor sits (#{cursor_x}, #{cursor_y}); an
+// agent that draws its own caret still moves the terminal's there.
+func (x *Tmux) Caret(ctx context.Context, w Where) (classify.Caret, error) {
+	out, err := x.run(ctx, w.Server, nil, "display-message", "-p", "-t", w.Pane, "#{cursor_x} #{cursor_y}")
+	if err != nil {
+		return classify.Caret{}, err
+	}
+	var c classify.Caret
+	if _, err := fmt.Sscanf(out, "%d %d", &c.Col, &c.Row); err != nil {
+		return classify.Caret{}, fmt.Errorf("tmux server %s: cursor of pane %s in %q: %w", w.Server, w.Pane, out, err)
+	}
+	c.Known = true
+	return c, nil
+}
+
+// Attended tells the pane's mode (copy mode and the like, #{pane_mode})
+// and the last key a person pressed in a client that shows the pane's
+// window (#{client_activity}, whole seconds).
+func (x *Tmux) Attended(ctx context.Context, w Where) (Attention, error) {
+	out, err := x.run(ctx, w.Server, nil, "display-message", "-p", "-t", w.Pane, "#{window_id} #{pane_in_mode} #{pane_mode}")
+	if err != nil {
+		return Attention{}, err
+	}
+	f := strings.Fields(out)
+	if len(f) < 2 {
+		return Attention{}, fmt.Errorf("tmux server %s: unexpected answer %q for pane %s", w.Server, out, w.Pane)
+	}
+	var att Attention
+	if f[1] == "1" {
+		att.Mode = "copy mode"
+		if len(f) > 2 && f[2] != "copy-mode" {
+			att.Mode = f[2]
+		}
+	}
+	clients, err := x.run(ctx, w.Server, nil, "list-clients", "-F", "#{window_id} #{client_activity}")
+	if err != nil {
+		return Attention{}, err
+	}
+	for line := range strings.Lines(clients) {
+		c := strings.Fields(line)
+		if len(c) != 2 || c[0] != f[0] {
+			continue
+		}
+		if sec, err := strconv.ParseInt(c[1], 10, 64); err == nil {
+			if t := time.Unix(sec, 0); t.After(att.LastKey) {
+				att.LastKey = t
+			}
+		}
+	}
+	return att, nil
 }
 
 func init() {

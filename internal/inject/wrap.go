@@ -21,7 +21,10 @@ type Wrap struct {
 	dataDir string
 }
 
-var _ Backend = (*Wrap)(nil)
+var (
+	_ Backend  = (*Wrap)(nil)
+	_ Attender = (*Wrap)(nil)
+)
 
 // NewWrap returns the backend for the wrappers whose sockets are in
 // dataDir (wrap.Dir).
@@ -95,14 +98,26 @@ func (x *Wrap) Send(ctx context.Context, w Where, text string) error {
 	if err := wraps(info, agent); err != nil {
 		return err
 	}
-	err = c.Type(ctx, w.PanePID, text)
+	err = c.Type(ctx, w.PanePID, text, PresentFor)
 	switch {
+	case errors.Is(err, wrap.ErrInUse):
+		return refuse(ErrPresent, "nudge wrap %s: the person started typing as nudge was about to; nothing typed", w.Server)
 	case errors.Is(err, wrap.ErrNotRunning), errors.Is(err, wrap.ErrChildGone):
 		return refuse(ErrGone, "nudge wrap %s is gone", w.Server)
 	case errors.Is(err, wrap.ErrOtherChild):
 		return refuse(ErrOtherProcess, "nudge wrap %s now belongs to another process", w.Server)
 	}
 	return err
+}
+
+// Attended tells the person's last key in the wrapper and whether they
+// left keys unsent: the wrapper sees every key.
+func (x *Wrap) Attended(ctx context.Context, w Where) (Attention, error) {
+	info, err := wrap.NewClient(w.Server).Who(ctx)
+	if err != nil {
+		return Attention{}, err
+	}
+	return Attention{LastKey: info.LastKey, Unsent: info.Unsent}, nil
 }
 
 // wraps checks that the wrapper info runs agent: agent is its command or

@@ -81,7 +81,7 @@ func NewServer(opts Options) *sdk.Server {
 	})
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true}
 	sdk.AddTool(srv, &sdk.Tool{Name: "list_sessions", Annotations: readOnly,
-		Description: "List the sessions nudge watches with their state (working, finished, failed, retrying, waiting_box, waiting_provider, usage_limit, needs_signin, cancelled, gave_up), newest first. Filter by folder, agent or state."},
+		Description: "List the sessions nudge watches with their state (working, finished, failed, retrying, waiting_box, waiting_you, waiting_provider, usage_limit, needs_signin, cancelled, gave_up), newest first. Filter by folder, agent or state."},
 		s.listSessions)
 	sdk.AddTool(srv, &sdk.Tool{Name: "get_session", Annotations: readOnly,
 		Description: "One session's state, how its last turn ended (outcome, class, original error text, reset time, continuations sent) and its timeline of events, decisions and attempts (what `nudge explain --json` shows)."},

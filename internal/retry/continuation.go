@@ -4,6 +4,7 @@ package retry
 // and whether the last one issued still answers the session.
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -31,6 +32,10 @@ type pending struct {
 	HeldSince time.Time     `json:"held_since,omitzero"` // the first due check that found the session blocked
 	Gap       time.Duration `json:"gap,omitempty"`       // the current gap between checks while held
 	Paused    bool          `json:"paused,omitempty"`    // held by Settings.Paused
+	// ByPerson: held because the person is using the session's terminal
+	// (a delivery came back held); the records cannot tell when that ends,
+	// so only the next check does.
+	ByPerson bool `json:"by_person,omitempty"`
 	// Backlog: it answers a dead turn written while nudge was not running;
 	// if the records read after it show the session went on, it is told.
 	Backlog bool `json:"backlog,omitempty"`
@@ -48,13 +53,21 @@ type sent struct {
 	// Overtaken is set when the session moved on (a person typed, the turn
 	// completed, another failure ended the episode).
 	Overtaken bool `json:"overtaken,omitempty"`
+	// From is the pending continuation it was issued from, Before the
+	// continuation issued before it and PrevReset the usage limit's reset
+	// continued before: what a delivery that comes back held restores.
+	// They are not stored: after a restart an outstanding delivery is
+	// settled as interrupted (docs/durability.md).
+	From      *pending  `json:"-"`
+	Before    *sent     `json:"-"`
+	PrevReset time.Time `json:"-"`
 }
 
 // unblocked retries promptly when the box that held a due continuation
 // closed or the agent came back to idle.
 func (s *Session) unblocked(now time.Time, set Settings) {
 	p := s.pending
-	if p == nil || p.HeldSince.IsZero() || p.Paused {
+	if p == nil || p.HeldSince.IsZero() || p.Paused || p.ByPerson {
 		return
 	}
 	if _, blocked := s.blocker(); blocked {
@@ -91,6 +104,8 @@ type blocker struct {
 	cause      advice.Cause // what the person is told when nudge gives up
 	box        string
 	state      State
+	note       string // the state's note, when not is+detail
+	place      string // where the delivery was held, when one was
 }
 
 // hold postpones a due continuation while something blocks it: checks after
@@ -105,13 +120,44 @@ func (s *Session) hold(b blocker, now time.Time, set Settings) {
 	}
 	giveUp := p.HeldSince.Add(set.BoxGiveUp)
 	if !now.Before(giveUp) {
-		s.tell(advice.Undelivered(s.key.Agent, advice.Why{Cause: b.cause, Box: b.box, For: set.BoxGiveUp}), p.For, s.attempts(p.For))
+		s.tell(advice.Undelivered(s.key.Agent, advice.Why{Cause: b.cause, Box: b.box, Place: b.place, For: set.BoxGiveUp}), p.For, s.attempts(p.For))
 		return
 	}
 	p.At = minTime(now.Add(p.Gap), giveUp)
 	s.decide("attempt %d is due but %s%s: next check at %s", p.Attempt, b.is, b.detail, stamp(p.At))
-	s.show(b.state, p.At, b.is+b.detail)
+	s.show(b.state, p.At, cmp.Or(b.note, b.is+b.detail))
 	s.wake(p.At)
+}
+
+// unsend takes back continuation c, whose delivery came back held: nothing
+// was typed, so it is not spent. It is pending again, held as for an open
+// box (docs/behaviour.md §3 "The person at the keyboard").
+func (s *Session) unsend(c *sent, why advice.Why, now time.Time, set Settings) {
+	p := clone(c.From)
+	s.sent = c.Before
+	switch c.For {
+	case forRetry:
+		s.episode.Attempts = c.Attempt - 1
+	case forUsageLimit:
+		s.limit.Fired = false
+		s.lastContinuedReset = c.PrevReset
+	}
+	s.pending = p
+	p.ByPerson = true
+	s.hold(blocker{is: heldIs(why.Cause), cause: why.Cause, state: WaitingYou, note: advice.Waiting(why.Cause), place: why.Place}, now, set)
+}
+
+// heldIs says what held a delivery, for the decision log.
+func heldIs(c advice.Cause) string {
+	switch c {
+	case advice.Draft:
+		return "the prompt holds text that is not nudge's"
+	case advice.Leftover:
+		return "the prompt holds nudge's earlier continuation, unsent"
+	case advice.Present:
+		return "a person is typing in the session's terminal"
+	}
+	return "the pane is in copy mode"
 }
 
 // inject issues the pending continuation. It counts as used from here on:
@@ -119,17 +165,23 @@ func (s *Session) hold(b blocker, now time.Time, set Settings) {
 func (s *Session) inject(now time.Time, set Settings) {
 	p := s.pending
 	s.pending = nil
-	answers := ""
+	answers, prevReset := "", time.Time{}
 	switch p.For {
 	case forRetry:
 		s.episode.Attempts = p.Attempt
 		answers = s.episode.ID
 	case forUsageLimit:
 		s.limit.Fired = true
+		prevReset = s.lastContinuedReset
 		s.lastContinuedReset = s.limit.Failure.ResetAt
 		answers = "usage_limit " + s.lastContinuedReset.UTC().Format(time.RFC3339)
 	}
-	s.sent = &sent{For: p.For, Attempt: p.Attempt, Episode: answers, Text: set.Message, At: now}
+	before := s.sent
+	if before != nil {
+		before = &sent{For: before.For, Attempt: before.Attempt, Text: before.Text, At: before.At, Episode: before.Episode,
+			Reported: before.Reported, Echoed: before.Echoed, Overtaken: before.Overtaken}
+	}
+	s.sent = &sent{For: p.For, Attempt: p.Attempt, Episode: answers, Text: set.Message, At: now, From: p, Before: before, PrevReset: prevReset}
 	s.decide("sending attempt %d (%s): nothing holds it", p.Attempt, p.For)
 	s.emit(Inject{Key: s.key, Attempt: p.Attempt, Text: set.Message, Episode: answers})
 }

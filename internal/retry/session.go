@@ -188,6 +188,8 @@ func (s *Session) Delivered(attempt int, err error, now time.Time, set Settings)
 	case !s.current(c):
 		c.Reported = true
 		s.decide("attempt %d: delivery reported after the session moved on; nothing to do", attempt)
+	case err != nil && advice.WhyOf(err).Held && c.From != nil:
+		s.unsend(c, advice.WhyOf(err), now, set.normalized())
 	case err != nil:
 		c.Reported = true
 		s.tell(advice.Undelivered(s.key.Agent, advice.WhyOf(err)), c.For, attempt)

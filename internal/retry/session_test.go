@@ -575,3 +575,67 @@ func TestPauseBeforeDue(t *testing.T) {
 		{12 * time.Second, tick, send1},
 	})
 }
+
+// TestDraftHoldsWithoutSpendingAnAttempt: a delivery that comes back held
+// because the person has text in the prompt types nothing and spends no
+// attempt: the same attempt waits as for an open box, says so, and goes
+// in once the prompt is clear (docs/behaviour.md §3 "The person at the
+// keyboard").
+func TestDraftHoldsWithoutSpendingAnAttempt(t *testing.T) {
+	held := advice.Why{Cause: advice.Draft, Held: true, Place: "tmux /tmp/t %1"}
+	run(t, testSettings(), []step{
+		{0, fail(pe, err500), schedule1},
+		{10 * time.Second, tick, []string{
+			"decide: sending attempt 1 (retry): nothing holds it",
+			`inject #1 "go on"`,
+		}},
+		{10 * time.Second, delivered(1, held), []string{
+			"decide: attempt 1 is due but the prompt holds text that is not nudge's: next check at 2026-11-30T09:00:20Z",
+			"state waiting_you until +20s (waiting: you have unsent text in the prompt)",
+			"wake +20s",
+		}},
+		// Records of the agent say nothing of the draft: no early re-check.
+		{12 * time.Second, event(classify.AgentIdle, process(classify.StatusIdle, "")), nil},
+		{20 * time.Second, tick, []string{
+			"decide: sending attempt 1 (retry): nothing holds it",
+			`inject #1 "go on"`,
+		}},
+		{20 * time.Second, delivered(1, held), []string{
+			"decide: attempt 1 is due but the prompt holds text that is not nudge's: next check at 2026-11-30T09:00:40Z",
+			"state waiting_you until +40s (waiting: you have unsent text in the prompt)",
+			"wake +40s",
+		}},
+		{40 * time.Second, tick, []string{
+			"decide: sending attempt 1 (retry): nothing holds it",
+			`inject #1 "go on"`,
+		}},
+		{40 * time.Second, delivered(1, nil), []string{
+			"decide: attempt 1 delivered; waiting for its turn to end",
+			"state working (continuation sent (attempt 1 of 3))",
+		}},
+	})
+}
+
+// TestDraftHeldForAnHourIsTold: a draft that stays gives up after the
+// hour an open box gets, telling the person; no attempt was spent.
+func TestDraftHeldForAnHourIsTold(t *testing.T) {
+	set := testSettings()
+	set.BoxFirstCheck, set.BoxMaxGap, set.BoxGiveUp = time.Second, 4*time.Second, 10*time.Second
+	held := advice.Why{Cause: advice.Draft, Held: true, Place: "tmux /tmp/t %1"}
+	s := run(t, set, []step{{0, fail(pe, err500), schedule1}})
+	var last []string
+	for now := 10 * time.Second; now < time.Minute; now += time.Second {
+		for _, a := range s.Tick(t0.Add(now), set) {
+			if in, ok := a.(Inject); ok {
+				last = renderAll(t, s, s.Delivered(in.Attempt, held, t0.Add(now), set))
+			}
+		}
+	}
+	want := gaveUp("nudge did not continue testagent: its prompt at tmux /tmp/t %1 held text of yours, unsent, for 10s, and nudge never types over it; send or clear it, then type continue in the session.", 0, "")
+	if !equal(last, want) {
+		t.Fatalf("the last held delivery:\n\t%s\nwant:\n\t%s", strings.Join(last, "\n\t"), strings.Join(want, "\n\t"))
+	}
+	if st, _ := s.State(); st != GaveUp {
+		t.Errorf("state %s after the hour, want gave_up", st)
+	}
+}

@@ -126,6 +126,8 @@ func StateWords(state string) string {
 		return "watching"
 	case "waiting_box":
 		return "waiting for a box"
+	case "waiting_you":
+		return "waiting for you"
 	case "waiting_provider":
 		return "waiting for the provider"
 	case "needs_signin":
@@ -151,7 +153,7 @@ func (l Look) Words() string { return strings.ReplaceAll(string(l), "_", " ") }
 // Busy tells whether nudge is acting on the session: a continuation is
 // pending or waits for a box to close.
 func (s Session) Busy() bool {
-	return s.State == "retrying" || s.State == "waiting_box" || s.State == "waiting_provider"
+	return s.State == "retrying" || s.State == "waiting_box" || s.State == "waiting_you" || s.State == "waiting_provider"
 }
 
 // CannotSave tells that the running daemon's store refuses writes.

@@ -32,6 +32,9 @@ var (
 	ErrChildGone = errors.New("the wrapped command has exited")
 	// ErrOtherChild: the wrapper runs another process than the one asked for.
 	ErrOtherChild = errors.New("the wrapper runs another process")
+	// ErrInUse: the person has keys unsent or pressed one moments ago;
+	// nothing was typed.
+	ErrInUse = errors.New("the person is typing in the wrapped terminal")
 )
 
 // Info is what a wrapper tells about itself.
@@ -45,13 +48,19 @@ type Info struct {
 	// BracketedPaste: the child switched bracketed paste on, so typed text
 	// is sent between ESC[200~ and ESC[201~.
 	BracketedPaste bool `json:"bracketed_paste"`
+	// LastKey is when the person last pressed a key (zero: not yet);
+	// Unsent, that they typed something since they last pressed Enter.
+	LastKey time.Time `json:"last_key,omitzero"`
+	Unsent  bool      `json:"unsent,omitempty"`
 }
 
 // typeRequest asks the wrapper to type Text then Enter into ChildPID's
-// terminal.
+// terminal, unless the person pressed a key within QuietFor or has keys
+// unsent.
 type typeRequest struct {
-	ChildPID int    `json:"child_pid"`
-	Text     string `json:"text"`
+	ChildPID int           `json:"child_pid"`
+	Text     string        `json:"text"`
+	QuietFor time.Duration `json:"quiet_for"`
 }
 
 // maxText bounds a typed text.
@@ -156,8 +165,8 @@ func prepareDir(dataDir string, log *slog.Logger) error {
 type keyboard interface {
 	info() Info
 	// typeText types text then Enter for childPID, or says why not
-	// (ErrChildGone, ErrOtherChild).
-	typeText(childPID int, text string) error
+	// (ErrChildGone, ErrOtherChild, ErrInUse).
+	typeText(childPID int, text string, quietFor time.Duration) error
 }
 
 // serve answers requests on ln until the returned stop is called; stop
@@ -179,10 +188,12 @@ func serve(ln net.Listener, path string, k keyboard, log *slog.Logger) (stop fun
 			http.Error(w, fmt.Sprintf("text must be 1 to %d bytes", maxText), http.StatusBadRequest)
 			return
 		}
-		err := k.typeText(req.ChildPID, req.Text)
+		err := k.typeText(req.ChildPID, req.Text, req.QuietFor)
 		switch {
 		case err == nil:
 			w.WriteHeader(http.StatusNoContent)
+		case errors.Is(err, ErrInUse):
+			http.Error(w, err.Error(), http.StatusLocked)
 		case errors.Is(err, ErrChildGone):
 			http.Error(w, err.Error(), http.StatusGone)
 		case errors.Is(err, ErrOtherChild):
@@ -223,9 +234,10 @@ func (c *Client) Who(ctx context.Context) (Info, error) {
 }
 
 // Type asks the wrapper to type text then Enter into its terminal, if it
-// still runs childPID.
-func (c *Client) Type(ctx context.Context, childPID int, text string) error {
-	return c.do(ctx, http.MethodPost, "/type", typeRequest{ChildPID: childPID, Text: text}, nil)
+// still runs childPID and the person pressed no key within quietFor and
+// left none unsent.
+func (c *Client) Type(ctx context.Context, childPID int, text string, quietFor time.Duration) error {
+	return c.do(ctx, http.MethodPost, "/type", typeRequest{ChildPID: childPID, Text: text, QuietFor: quietFor}, nil)
 }
 
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
@@ -258,6 +270,8 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 			return fmt.Errorf("%w: %w", ErrChildGone, err)
 		case http.StatusConflict:
 			return fmt.Errorf("%w: %w", ErrOtherChild, err)
+		case http.StatusLocked:
+			return fmt.Errorf("%w: %w", ErrInUse, err)
 		}
 		return err
 	}

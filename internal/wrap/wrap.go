@@ -56,6 +56,7 @@ type session struct {
 	shown   shownWatch
 	exited  atomic.Bool
 	keys    sync.Mutex // one writer to the terminal at a time: the person or nudge
+	person  keysSeen
 }
 
 // Run starts opts.Command on a new pseudo-terminal, passes the person's
@@ -234,6 +235,7 @@ func (s *session) copyInput(stdin *os.File, log *slog.Logger) {
 		n, err := stdin.Read(buf)
 		if n > 0 {
 			s.keys.Lock()
+			s.person.typed(buf[:n], time.Now())
 			_, werr := s.ptmx.Write(buf[:n])
 			s.keys.Unlock()
 			if werr != nil {
@@ -280,10 +282,12 @@ func (s *session) copyOutput(stdout *os.File, log *slog.Logger) {
 }
 
 func (s *session) info() Info {
+	last, unsent := s.person.seen()
 	return Info{
 		PID: os.Getpid(), ChildPID: s.cmd.Process.Pid, TTY: s.tty,
 		Command: s.cmd.Args, Dir: s.dir, Started: s.started,
 		BracketedPaste: s.paste.Bracketed(),
+		LastKey:        last, Unsent: unsent,
 	}
 }
 
@@ -291,8 +295,9 @@ func (s *session) info() Info {
 // the child asked for bracketed paste), then Enter ("\r") once the child
 // drew the text, or after echo.Wait: a TUI that reads text and "\r" in one
 // chunk can take the "\r" as part of a paste (docs/platform.md §7). The
-// person's keys wait meanwhile, so none lands between the two.
-func (s *session) typeText(childPID int, text string) error {
+// person's keys wait meanwhile, so none lands between the two; nothing is
+// typed if they have keys unsent or pressed one within quietFor.
+func (s *session) typeText(childPID int, text string, quietFor time.Duration) error {
 	if childPID != s.cmd.Process.Pid {
 		return fmt.Errorf("%w: pid %d, not %d", ErrOtherChild, s.cmd.Process.Pid, childPID)
 	}
@@ -300,6 +305,9 @@ func (s *session) typeText(childPID int, text string) error {
 	defer s.keys.Unlock()
 	if s.exited.Load() {
 		return fmt.Errorf("%w: pid %d", ErrChildGone, childPID)
+	}
+	if !s.person.quiet(time.Now(), quietFor) {
+		return fmt.Errorf("%w: %s", ErrInUse, s.tty)
 	}
 	data := []byte(text)
 	if s.paste.Bracketed() {

@@ -459,3 +459,54 @@ func TestOtherUserIsRefused(t *testing.T) {
 		t.Errorf("the owner got no answer after refusing another user: %v", err)
 	}
 }
+
+// TestPersonAtTheKeyboardHoldsTyping: what the person types through the
+// wrapper holds nudge's typing until they sent it and PresentFor passed;
+// nothing of nudge's lands in their draft.
+func TestPersonAtTheKeyboardHoldsTyping(t *testing.T) {
+	p := newPlace(t)
+	want := "my draft\r" + hostile + "\r"
+	p.script("agent.sh", fmt.Sprintf(`stty raw -echo
+echo $$ > "$D/pid.tmp"; mv "$D/pid.tmp" "$D/pid"
+exec head -c %d > "$D/out"`, len(want)))
+	child := p.script("child.sh", `sh "$D/agent.sh"; exit 0`)
+	tmux := p.tmuxPane(child)
+	p.socket()
+	waitFor(t, "the agent's pid", func() bool { return p.read("pid") != "" })
+	pid, err := strconv.Atoi(strings.TrimSpace(p.read("pid")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	backend := inject.NewWrap(p.data)
+	where, err := backend.Locate(ctx, inject.Target{PID: pid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	attended := func() inject.Attention {
+		a, err := backend.Attended(ctx, where)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	tmux("send-keys", "-t", "t", "-l", "my draft")
+	waitFor(t, "the draft seen by the wrapper", func() bool { return attended().Unsent })
+	if err := backend.Send(ctx, where, hostile); !errors.Is(err, inject.ErrPresent) {
+		t.Fatalf("Send over an unsent draft: %v, want ErrPresent", err)
+	}
+	tmux("send-keys", "-t", "t", "Enter")
+	waitFor(t, "the draft sent", func() bool { return !attended().Unsent })
+	if err := backend.Send(ctx, where, hostile); !errors.Is(err, inject.ErrPresent) {
+		t.Fatalf("Send right after a key: %v, want ErrPresent", err)
+	}
+	last := attended().LastKey
+	time.Sleep(time.Until(last.Add(inject.PresentFor + 100*time.Millisecond)))
+	if err := backend.Send(ctx, where, hostile); err != nil {
+		t.Fatalf("Send once the person is done: %v", err)
+	}
+	p.waitFile("rc", "rc=0\n")
+	if got := p.read("out"); got != want {
+		t.Errorf("the agent received %q, want %q", got, want)
+	}
+}

@@ -1,7 +1,9 @@
 // Command standin plays a Claude Code session in a terminal for the
 // end-to-end tests: it writes a Claude-format transcript and live registry
 // as the real CLI does, answers each line it reads with the next scripted
-// outcome, and records every line it receives.
+// outcome, and records every line it receives. On a terminal it draws
+// Claude Code's prompt box and takes keys in raw mode (prompt.go), so
+// nudge reads its prompt as it reads the real one's.
 //
 // Outcomes: ok (the turn completes), 500 (the turn dies from a provider
 // error), 400 (the provider rejects the request), limit (a usage limit with
@@ -79,15 +81,27 @@ func main() {
 		}
 	}()
 
-	in := bufio.NewReader(os.Stdin)
+	next := lines(bufio.NewReader(os.Stdin))
+	if onTerminal() {
+		if p, err := newPrompt(); err == nil {
+			next = p.line
+		}
+	}
 	for {
-		line, err := in.ReadString('\n')
+		line, err := next()
 		if err != nil {
 			return
 		}
-		line = strings.TrimRight(line, "\r\n")
 		fmt.Fprintf(s.received, "%s\n", line)
 		s.answer(line)
+	}
+}
+
+// lines reads the lines of a pipe.
+func lines(in *bufio.Reader) func() (string, error) {
+	return func() (string, error) {
+		line, err := in.ReadString('\n')
+		return strings.TrimRight(line, "\r\n"), err
 	}
 }
 
