@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"nudge/internal/config"
 	"nudge/internal/inbox"
 	"nudge/internal/outage"
 	"nudge/internal/retry"
+	"nudge/internal/status"
 )
 
 // `nudge outages` lists the stored outages, in words and as JSON; with
@@ -57,5 +59,17 @@ func TestContinueNeedsAll(t *testing.T) {
 	var u usageError
 	if !errors.As(err, &u) {
 		t.Errorf("continue without --all: %v, want a usage error", err)
+	}
+}
+
+// `nudge status` says each outage while it lasts, in the menu's words.
+func TestStatusSaysTheOutage(t *testing.T) {
+	var b strings.Builder
+	since := time.Date(2026, 12, 4, 10, 42, 0, 0, time.Local)
+	printStatus(&b, status.Status{Daemon: &status.Daemon{Ready: true}, Settings: &status.Settings{RetryEnabled: true},
+		Outages:  []status.Outage{{Provider: "anthropic", Title: "Anthropic", Since: since, Sessions: 3, Waiting: 2}},
+		Sessions: []status.Session{{Agent: "claude", Session: "a", State: "waiting_provider", StateWords: "waiting for the provider"}}}, config.Config{})
+	if !strings.Contains(b.String(), "\nAnthropic failing since 10:42 · 2 sessions waiting\n") {
+		t.Errorf("status:\n%s", b.String())
 	}
 }
