@@ -139,11 +139,7 @@ func (d *Daemon) outageChanged(st *step, ch outage.Change, now time.Time) {
 		if !ok {
 			continue
 		}
-		why := "the provider is back"
-		if o := d.outages.Of(r.Key); o != nil {
-			why = "this session probes " + classify.ProviderTitle(o.Provider) + " now"
-		}
-		d.act(st, s, now, func() []retry.Action { return s.machine.Release(r.At, why, d.settings) })
+		d.act(st, s, now, func() []retry.Action { return s.machine.Release(r.At, r.Why, d.settings) })
 	}
 	if o := ch.Started; o != nil {
 		st.outageNotices = append(st.outageNotices, started(o))

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"nudge/internal/classify"
 	"nudge/internal/retry"
 )
 
@@ -74,10 +75,12 @@ func (o *Outage) Waiting() int {
 // active tells a member nudge still acts on.
 func (m Member) active() bool { return !m.GaveUp && !m.Left }
 
-// Release is a waiting session's pending attempt made due at At.
+// Release is a waiting session's pending attempt made due at At, and why,
+// in words for the session's timeline.
 type Release struct {
 	Key retry.Key
 	At  time.Time
+	Why string
 }
 
 // Change is what a call decided beyond its answer: the outages whose rows
@@ -255,7 +258,8 @@ func (t *Tracker) Done(k retry.Key, now time.Time) Change {
 	slices.SortStableFunc(waiting, func(a, b int) int { return o.Members[a].FailedAt.Compare(o.Members[b].FailedAt) })
 	for n, i := range waiting {
 		o.Members[i].Continued = true
-		c.Releases = append(c.Releases, Release{Key: o.Members[i].Key, At: now.Add(time.Duration(n) * Spacing)})
+		c.Releases = append(c.Releases, Release{Key: o.Members[i].Key, At: now.Add(time.Duration(n) * Spacing),
+			Why: classify.ProviderTitle(o.Provider) + " is back"})
 	}
 	if o.Told {
 		c.Ended = o
@@ -312,7 +316,7 @@ func (t *Tracker) elect(o *Outage, now time.Time, c *Change) {
 	o.Probe = m.Key
 	if m.Waiting {
 		m.Waiting = false
-		c.Releases = append(c.Releases, Release{Key: m.Key, At: now})
+		c.Releases = append(c.Releases, Release{Key: m.Key, At: now, Why: "this session probes " + classify.ProviderTitle(o.Provider) + " now"})
 	}
 	c.changed(o)
 }
@@ -338,7 +342,7 @@ func (t *Tracker) Continue(provider string, now time.Time) Change {
 			m := &o.Members[i]
 			if m.active() && m.Waiting {
 				m.Waiting, m.Released = false, true
-				c.Releases = append(c.Releases, Release{Key: m.Key, At: now.Add(time.Duration(n) * Spacing)})
+				c.Releases = append(c.Releases, Release{Key: m.Key, At: now.Add(time.Duration(n) * Spacing), Why: "the person asked to continue the waiting sessions"})
 				n++
 			}
 		}

@@ -134,7 +134,7 @@ func TestRecoveryReleasesTheWaitingSpacedOut(t *testing.T) {
 	tr.Due(b, at(13))
 	tr.Due(b, at(130))
 	ch := tr.Done(a, at(140))
-	if len(ch.Releases) != 2 || ch.Releases[0] != (Release{b, at(140)}) || ch.Releases[1] != (Release{c, at(140).Add(Spacing)}) {
+	if len(ch.Releases) != 2 || ch.Releases[0] != (Release{b, at(140), "Anthropic is back"}) || ch.Releases[1] != (Release{c, at(140).Add(Spacing), "Anthropic is back"}) {
 		t.Errorf("releases %+v", ch.Releases)
 	}
 	if ch.Ended == nil || ch.Ended.Open() || ch.Ended.GaveUp {
@@ -167,7 +167,7 @@ func TestNextProbeWhenTheProbeGivesUp(t *testing.T) {
 	if ch.Started == nil {
 		t.Error("the probe's give-up after a ladder is not told")
 	}
-	if len(ch.Releases) != 1 || ch.Releases[0] != (Release{b, at(135)}) || tr.Of(b).Probe != b {
+	if len(ch.Releases) != 1 || ch.Releases[0] != (Release{b, at(135), "this session probes Anthropic now"}) || tr.Of(b).Probe != b {
 		t.Errorf("releases %+v", ch.Releases)
 	}
 	if tr.Of(a) != nil {
@@ -207,7 +207,7 @@ func TestContinueReleasesTheWaiting(t *testing.T) {
 		t.Fatal("another provider's sessions released")
 	}
 	ch := tr.Continue("", at(20))
-	if len(ch.Releases) != 2 || !ch.Releases[1].At.Equal(at(20).Add(Spacing)) {
+	if len(ch.Releases) != 2 || !ch.Releases[1].At.Equal(at(20).Add(Spacing)) || ch.Releases[0].Why != "the person asked to continue the waiting sessions" {
 		t.Fatalf("releases %+v", ch.Releases)
 	}
 	if _, wait, _, _ := tr.Due(b, at(20)); wait {
