@@ -93,9 +93,11 @@ func (d *Daemon) providerFailed(st *step, s *session, ev classify.Event, now tim
 
 // followOutage learns from a machine's actions for s what its outage
 // needs: a completed turn ends it, a give-up or another course takes s out
-// of it, a continuation is counted. A session of an outage that gives up
-// is not notified on its own (its notices from first on are dropped): the
-// outage is told once.
+// of it, a continuation is counted. A session of a told outage that gives
+// up is not notified on its own (its notices from first on are dropped):
+// the outage's notifications tell it. One that gives up before the outage
+// costs anything (its continuation could not be delivered) is told as
+// ever.
 func (d *Daemon) followOutage(st *step, s *session, acts []retry.Action, first int, now time.Time) {
 	if d.outages.Of(s.key) == nil && !d.outages.Recent(s.key) {
 		return
@@ -110,10 +112,12 @@ func (d *Daemon) followOutage(st *step, s *session, acts []retry.Action, first i
 			case retry.Finished:
 				d.outageChanged(st, t.Done(s.key, now), now)
 			case retry.GaveUp:
-				if t.Of(s.key) != nil {
-					st.notices = st.notices[:first]
+				o := t.Of(s.key)
+				ch := t.Left(s.key, true, now)
+				if o != nil && o.Told {
+					st.notices = st.notices[:first] // the outage's notification tells it
 				}
-				d.outageChanged(st, t.Left(s.key, true, now), now)
+				d.outageChanged(st, ch, now)
 			case retry.Failed, retry.NeedsSignIn, retry.UsageLimit, retry.Cancelled:
 				d.outageChanged(st, t.Left(s.key, false, now), now)
 			}

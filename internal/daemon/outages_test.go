@@ -225,3 +225,20 @@ func TestContinueAll(t *testing.T) {
 		t.Errorf("the outage ended: %+v", got)
 	}
 }
+
+// A probe whose continuation cannot be delivered, before the outage costs
+// anything, is told on its own as ever: never a silent give-up.
+func TestOutageUndeliveredProbeIsTold(t *testing.T) {
+	c := newCore(t)
+	c.terminal.refuse = true
+	c.start()
+	for _, s := range outageSessions[:2] {
+		c.writeIn(s, prompt("p"+s[:1], "task"), apiError("e"+s[:1], 529, "API Error: 529 overloaded"))
+		c.eventually("a retry planned", func() bool { return c.stateOf(s) == "retrying" })
+	}
+	c.advance(10 * time.Second)
+	c.eventually("the probe told", func() bool { return len(c.notices()) == 1 })
+	if n := c.notices()[0]; n != "Claude Code needs attention" {
+		t.Errorf("notice %q", n)
+	}
+}
