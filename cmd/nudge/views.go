@@ -93,6 +93,9 @@ func printStatus(w io.Writer, st status.Status, cfg config.Config) {
 	if s := st.Settings; s != nil {
 		safetext.Fprintf(w, "retry after API errors: %s · continue after usage limit: %s%s\n", onOff(s.RetryEnabled), onOff(s.ContinueAfterUsageLimit), map[bool]string{true: " · PAUSED"}[s.Paused])
 	}
+	for _, o := range st.Outages {
+		safetext.Fprintf(w, "%s\n", o.Line())
+	}
 	switch {
 	case len(st.Sessions) == 0 && st.Daemon != nil:
 		fmt.Fprintln(w, "no session active in the last 24 hours; nudge watches these folders for them:")

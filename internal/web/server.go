@@ -67,6 +67,9 @@ type Daemon interface {
 	Status() status.Status
 	Changed() <-chan struct{}
 	Change(status.SettingsChange) (status.Settings, error)
+	// ContinueAll continues the sessions waiting for the outages of
+	// provider (every provider when "") now and says how many.
+	ContinueAll(provider string) (int, error)
 	// Used is told of each request, before it is answered.
 	Used()
 }

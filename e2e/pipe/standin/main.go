@@ -83,7 +83,9 @@ func main() {
 
 	next := lines(bufio.NewReader(os.Stdin))
 	if onTerminal() {
-		next = newPrompt().line
+		if p, err := newPrompt(); err == nil {
+			next = p.line
+		}
 	}
 	for {
 		line, err := next()

@@ -32,14 +32,17 @@ func onTerminal() bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// newPrompt puts the terminal in raw mode and draws the empty prompt.
-func newPrompt() *prompt {
+// newPrompt puts the terminal in raw mode and draws the empty prompt; a
+// character device that is no terminal (/dev/null) refuses raw mode.
+func newPrompt() (*prompt, error) {
 	raw := exec.Command("stty", "raw", "-echo")
 	raw.Stdin = os.Stdin
-	must(raw.Run())
+	if err := raw.Run(); err != nil {
+		return nil, err
+	}
 	p := &prompt{out: os.Stdout, in: bufio.NewReader(os.Stdin)}
 	p.draw()
-	return p
+	return p, nil
 }
 
 // width is the terminal's width in cells.
