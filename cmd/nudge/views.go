@@ -82,8 +82,7 @@ func printStatus(w io.Writer, st status.Status, cfg config.Config) {
 			safetext.Fprintf(w, "WARNING: %s\n", f.Sentence(time.Now()))
 		}
 		for _, st := range d.Stuck {
-			safetext.Fprintf(w, "WARNING: %s does not answer since %s (%s); its sessions are not read until it does\n",
-				st.Source, st.Since.Local().Format(time.TimeOnly), st.Error)
+			safetext.Fprintf(w, "WARNING: not read since %s: %s: %s\n", st.Since.Local().Format(time.TimeOnly), st.Source, st.Error)
 		}
 		if d.LinesSkipped > 0 {
 			fmt.Fprintf(w, "%d bad lines skipped since start (`nudge doctor` lists the files)\n", d.LinesSkipped)

@@ -47,7 +47,7 @@ func TestHungMuseHostNeverHoldsUpOtherAgents(t *testing.T) {
 	})
 	daemontest.Eventually(t, "nudge status telling of the host", 30*time.Second, func() bool {
 		out, err := w.nudge("status")
-		return err == nil && strings.Contains(string(out), "muse serve does not answer")
+		return err == nil && strings.Contains(string(out), "muse serve: does not answer")
 	})
 	if n := strings.Count(d.Log.String(), "muse serve does not answer"); n != 1 {
 		t.Errorf("the log tells of the hung host %d times, want once:\n%s", n, d.Log)

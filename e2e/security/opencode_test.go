@@ -30,8 +30,9 @@ func (w *world) openCodeDB() string {
 // seconds OpenCode's database and a FIFO no one writes to swap names, over
 // and over, each swap a change nudge reads the database for; then the
 // FIFO is removed, so nothing could ever wake an open waiting on it. A
-// Claude Code sign-in failure written after it is still told, and the
-// database is still read.
+// Claude Code sign-in failure written after it is still told. A FIFO left
+// in the database's place is shown by nudge status as a source not read,
+// until the database is back.
 func TestFIFOSwappedForOpenCodesDatabaseNeverStopsTheDaemon(t *testing.T) {
 	w := newWorld(t, "NUDGE_RETRY_ENABLED=false")
 	db := w.openCodeDB()
@@ -55,11 +56,27 @@ func TestFIFOSwappedForOpenCodesDatabaseNeverStopsTheDaemon(t *testing.T) {
 		}
 		return false
 	})
-	out, err := w.nudge("status")
-	must(t, err)
-	if strings.Contains(string(out), "stuck") {
+	status := func() string {
+		out, err := w.nudge("status")
+		must(t, err)
+		return string(out)
+	}
+	if out := status(); strings.Contains(out, "WARNING") {
 		t.Errorf("nudge status after the swaps:\n%s", out)
 	}
+
+	// A FIFO left in the database's place: nudge status says it is not read.
+	must(t, syscall.Mkfifo(fifo, 0o600))
+	must(t, os.Rename(db, aside))
+	must(t, os.Rename(fifo, db))
+	daemontest.Eventually(t, "nudge status telling of the database it cannot read", 20*time.Second, func() bool {
+		out := status()
+		return strings.Contains(out, "WARNING: not read since") && strings.Contains(out, db) && strings.Contains(out, "not a regular file")
+	})
+	must(t, os.Rename(aside, db))
+	daemontest.Eventually(t, "the warning gone once the database is back", 20*time.Second, func() bool {
+		return !strings.Contains(status(), "WARNING")
+	})
 }
 
 // TestOpenCodesFolderIsLeftAsItWas: nudge reads OpenCode's database

@@ -16,6 +16,8 @@ import (
 // socket; a peer it does not hold (another machine, another network
 // namespace) is an error wrapping fs.ErrNotExist.
 func PeerUID(local, peer netip.AddrPort) (int, error) {
+	local = netip.AddrPortFrom(local.Addr().Unmap(), local.Port())
+	peer = netip.AddrPortFrom(peer.Addr().Unmap(), peer.Port())
 	family := byte(unix.AF_INET)
 	if peer.Addr().Is6() {
 		family = unix.AF_INET6

@@ -51,7 +51,8 @@ type Daemon struct {
 	SkippedFiles []SkippedFile `json:"skipped_files"`
 	// StoreFailing is set while the database refuses to store what was read.
 	StoreFailing *StoreFailing `json:"store_failing,omitempty"`
-	// Stuck are the sources that do not answer (an agent's host).
+	// Stuck are the sources that cannot be read now: an agent's host that
+	// does not answer, a file or folder whose reading fails.
 	Stuck []Stuck `json:"stuck,omitempty"`
 	// UnknownShapes are the failure record shapes nudge does not know
 	// (docs/failures.md), seen since start: each logged once, counted here
@@ -59,8 +60,8 @@ type Daemon struct {
 	UnknownShapes []UnknownShape `json:"unknown_shapes,omitempty"`
 }
 
-// Stuck is a source that does not answer: what it is, since when, and
-// its last failure.
+// Stuck is a source that cannot be read now: what it is ("muse serve", a
+// path), since when, and what fails.
 type Stuck struct {
 	Source string    `json:"source"`
 	Since  time.Time `json:"since"`

@@ -110,7 +110,7 @@ func (w *Watcher) takeHostReply(ctx context.Context, r hostReply) {
 		w.problem(t.path, "cannot ask the agent's host about a session", r.err)
 		return
 	}
-	delete(w.problems, t.path)
+	w.recovered(t.path)
 	line, err := json.Marshal(r.answer)
 	if err != nil {
 		w.problem(t.path, "cannot encode the host's answer", err)
@@ -121,11 +121,11 @@ func (w *Watcher) takeHostReply(ctx context.Context, r hostReply) {
 	w.emitFrom(ctx, t, Record{Agent: t.agent, Path: t.path, File: t.id(), Offset: from, End: r.ask.size, Line: line})
 }
 
-// Stuck is a source that does not answer.
+// Stuck is a source that cannot be read now.
 type Stuck struct {
-	Source string    // "muse serve"
-	Since  time.Time // since when it does not answer
-	Err    string    // the last failure
+	Source string    // "muse serve", or a path
+	Since  time.Time // since when
+	Err    string    // what fails
 }
 
 // Host back-off: a host that does not answer is asked nothing for a while,
@@ -222,9 +222,9 @@ func (a *asker) setStuck(err error) bool {
 	case err == nil:
 		a.stuck = Stuck{}
 	case !was:
-		a.stuck = Stuck{Source: a.name, Since: time.Now(), Err: err.Error()}
+		a.stuck = Stuck{Source: a.name, Since: time.Now(), Err: "does not answer: " + err.Error()}
 	default:
-		a.stuck.Err = err.Error()
+		a.stuck.Err = "does not answer: " + err.Error()
 	}
 	return was != (err != nil)
 }

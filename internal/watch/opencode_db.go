@@ -65,10 +65,13 @@ func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
 		w.relook[t] = time.Now().Add(databaseSettle)
 	}
 	t.size, t.mtime = size, mtime.UnixNano()
-	if wal, err := opencode.InWAL(t.path); err != nil || !wal {
+	if wal, err := opencode.InWAL(t.path); err != nil {
+		w.problem(t.path, "cannot read database", err)
+		return
+	} else if !wal {
 		// Not readable yet without getting in OpenCode's way; its switch
 		// to WAL changes the file and brings it back here.
-		w.log.Debug("OpenCode database not in WAL mode yet; not reading it", "path", t.path, "err", err)
+		w.log.Debug("OpenCode database not in WAL mode yet; not reading it", "path", t.path)
 		return
 	}
 	db, err := opencode.Open(t.path)
@@ -85,7 +88,7 @@ func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
 		w.problem(t.path, "cannot read database", err)
 		return
 	}
-	delete(w.problems, t.path)
+	w.recovered(t.path)
 	switch {
 	case t.atEnd:
 		t.atEnd, t.checkpoint = false, true

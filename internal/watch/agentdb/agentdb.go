@@ -52,7 +52,7 @@ type DB struct {
 // and the WAL's header (its salts change when it starts over).
 type stamp struct {
 	size    int64
-	mtime   time.Time
+	mtime   int64 // ns
 	walHead [32]byte
 }
 
@@ -62,7 +62,7 @@ func (d *DB) stampNow() (stamp, error) {
 	if err != nil {
 		return st, err
 	}
-	st.size, st.mtime = fi.Size(), fi.ModTime()
+	st.size, st.mtime = fi.Size(), fi.ModTime().UnixNano()
 	if len(d.files) > 1 {
 		if _, err := d.files[1].ReadAt(st.walHead[:], 0); err != nil && !errors.Is(err, io.EOF) {
 			return st, err
