@@ -165,6 +165,21 @@ func TestOutageToldOnce(t *testing.T) {
 	if n := c.notices(); n[1] != "Anthropic is back; 2 sessions continued" {
 		t.Errorf("notices %q", n)
 	}
+	// One entry for the outage, replaced at its end; the probe's give-up
+	// under it.
+	var own, under []string
+	for _, e := range c.entries() {
+		switch {
+		case e.Outage == "":
+		case e.Session == "":
+			own = append(own, e.What)
+		default:
+			under = append(under, e.Session)
+		}
+	}
+	if len(own) != 1 || !strings.HasPrefix(own[0], "Anthropic is back; 2 sessions continued: ") || len(under) != 1 || under[0] != probe {
+		t.Errorf("the outage's entries %q, its sessions' %q", own, under)
+	}
 	for _, s := range outageSessions {
 		if n := c.sent(s); n > 3 {
 			t.Errorf("%s: %d continuations", s, n)
