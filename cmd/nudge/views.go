@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -81,6 +80,10 @@ func printStatus(w io.Writer, st status.Status, cfg config.Config) {
 			d.Version, d.PID, d.StartedAt.Local().Format(time.DateTime), ready, d.FilesWatched, d.FilesOpen)
 		if f := d.StoreFailing; f != nil {
 			safetext.Fprintf(w, "WARNING: %s\n", f.Sentence(time.Now()))
+		}
+		for _, st := range d.Stuck {
+			safetext.Fprintf(w, "WARNING: %s does not answer since %s (%s); its sessions are not read until it does\n",
+				st.Source, st.Since.Local().Format(time.TimeOnly), st.Error)
 		}
 		if d.LinesSkipped > 0 {
 			fmt.Fprintf(w, "%d bad lines skipped since start (`nudge doctor` lists the files)\n", d.LinesSkipped)
@@ -187,8 +190,7 @@ func openInbox(cfg config.Config) (*inbox.DB, bool, error) {
 	return db, true, nil
 }
 
+// printJSON prints v as indented JSON that cannot steer a terminal.
 func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return safetext.EncodeJSON(w, v, "  ")
 }

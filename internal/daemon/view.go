@@ -31,6 +31,9 @@ func (d *Daemon) refreshView() {
 	for _, f := range stats.SkippedFiles {
 		v.Daemon.SkippedFiles = append(v.Daemon.SkippedFiles, status.SkippedFile(f))
 	}
+	for _, st := range stats.Stuck {
+		v.Daemon.Stuck = append(v.Daemon.Stuck, status.Stuck{Source: st.Source, Since: st.Since, Error: st.Err})
+	}
 	set := settingsView(d.settings)
 	v.Settings = &set
 	now := d.now()

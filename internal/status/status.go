@@ -51,10 +51,20 @@ type Daemon struct {
 	SkippedFiles []SkippedFile `json:"skipped_files"`
 	// StoreFailing is set while the database refuses to store what was read.
 	StoreFailing *StoreFailing `json:"store_failing,omitempty"`
+	// Stuck are the sources that do not answer (an agent's host).
+	Stuck []Stuck `json:"stuck,omitempty"`
 	// UnknownShapes are the failure record shapes nudge does not know
 	// (docs/failures.md), seen since start: each logged once, counted here
 	// so that a person can report them; the most seen first.
 	UnknownShapes []UnknownShape `json:"unknown_shapes,omitempty"`
+}
+
+// Stuck is a source that does not answer: what it is, since when, and
+// its last failure.
+type Stuck struct {
+	Source string    `json:"source"`
+	Since  time.Time `json:"since"`
+	Error  string    `json:"error"`
 }
 
 // UnknownShape is one failure record shape nudge does not know.

@@ -194,8 +194,10 @@ func stateWords(s status.Session, now time.Time) (string, bool) {
 		return fmt.Sprintf("retrying in %d s", secs), true
 	case s.State == "usage_limit" && s.ResetAt != nil:
 		return "usage limit until " + clock(*s.ResetAt, now), false
-	case s.State == "waiting_provider" && s.Note != "":
-		return safetext.Line(s.Note), false // "waiting for Anthropic"
+	case (s.State == "waiting_you" || s.State == "waiting_provider") && s.Note != "":
+		// "waiting: you have unsent text in the prompt" (docs/behaviour.md
+		// §3), "waiting for Anthropic" (§9)
+		return safetext.Line(s.Note), false
 	}
 	return s.StateWords, false
 }

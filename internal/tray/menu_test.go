@@ -27,6 +27,8 @@ func TestStateWords(t *testing.T) {
 		{status.Session{State: "retrying", StateWords: "retrying", RetryAt: at(now.Add(-time.Second))}, "retrying now", true},
 		{status.Session{State: "waiting_box", StateWords: "waiting for a box"}, "waiting for a box", false},
 		{status.Session{State: "waiting_provider", StateWords: "waiting for the provider", Note: "waiting for Anthropic"}, "waiting for Anthropic", false},
+		{status.Session{State: "waiting_you", StateWords: "waiting for you", Note: "waiting: you have unsent text in the prompt"}, "waiting: you have unsent text in the prompt", false},
+		{status.Session{State: "waiting_you", StateWords: "waiting for you"}, "waiting for you", false},
 		{status.Session{State: "usage_limit", StateWords: "usage limit", ResetAt: at(now.Add(3 * time.Hour))}, "usage limit until 13:00", false},
 		{status.Session{State: "usage_limit", StateWords: "usage limit", ResetAt: at(now.Add(48 * time.Hour))}, "usage limit until Wed 2 Dec 10:00", false},
 		{status.Session{State: "usage_limit", StateWords: "usage limit"}, "usage limit", false},

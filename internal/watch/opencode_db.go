@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"nudge/internal/watch/agentdb"
 	"nudge/internal/watch/opencode"
 )
 
@@ -76,7 +77,10 @@ func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
 		return
 	}
 	defer db.Close()
-	last, err := opencode.Last(ctx, db)
+	last, err := opencode.Last(ctx, db.DB)
+	if w.checkpointed(t, db) {
+		return
+	}
 	if err != nil {
 		w.problem(t.path, "cannot read database", err)
 		return
@@ -101,7 +105,10 @@ func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
 	id := t.id()
 	skipped := int64(0)
 	for ctx.Err() == nil && t.lines.pos < last {
-		rows, err := opencode.Events(ctx, db, t.lines.pos, batchRecords)
+		rows, err := opencode.Events(ctx, db.DB, t.lines.pos, batchRecords)
+		if w.checkpointed(t, db) {
+			break
+		}
 		if err != nil {
 			w.problem(t.path, "cannot read database", err)
 			break
@@ -127,4 +134,16 @@ func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
 		at := t.lines.pos
 		w.emitFrom(ctx, t, Record{Agent: t.agent, Path: t.path, File: id, Offset: at, End: at, Checkpoint: true})
 	}
+}
+
+// checkpointed reports whether OpenCode may have checkpointed during a
+// read of db (agentdb.DB.Changed): what was read, or the error the read
+// met, is then dropped, and t is read again a moment later.
+func (w *Watcher) checkpointed(t *tail, db *agentdb.DB) bool {
+	if !db.Changed() {
+		return false
+	}
+	w.log.Debug("OpenCode database checkpointed during a read; reading it again", "path", t.path)
+	w.relook[t] = time.Now().Add(databaseSettle)
+	return true
 }

@@ -21,8 +21,6 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-
-	"nudge/internal/watch/muse"
 )
 
 // Defaults of Options and the fixed limits (docs/platform.md §6).
@@ -158,6 +156,8 @@ type Stats struct {
 	// SkippedFiles are the files those lines were in, the latest first (at
 	// most 20).
 	SkippedFiles []SkippedFile
+	// Stuck are the sources that do not answer (an agent's host).
+	Stuck []Stuck
 }
 
 // Watcher follows the session files of its sources.
@@ -223,7 +223,9 @@ type Watcher struct {
 	syncs    []string
 	syncWake chan struct{}
 	live     liveState
-	hosts    map[string]*muse.Host // by agent, for FileSet.Host sources
+	hosts    map[string]*asker // by agent, for FileSet.Host sources; set up by New
+	// hostReplies carries the hosts' answers to the loop.
+	hostReplies chan hostReply
 	// streams counts followLive and the stream goroutines it starts; Run
 	// returns once they have ended.
 	streams sync.WaitGroup
@@ -283,22 +285,23 @@ func New(opts Options) (*Watcher, error) {
 		opts.Logger = slog.Default()
 	}
 	w := &Watcher{
-		opts:      opts,
-		log:       opts.Logger,
-		out:       make(chan Batch),
-		dirs:      map[string]bool{},
-		unwatched: map[string]bool{},
-		perDir:    map[string]int{},
-		owed:      map[*tail]struct{}{},
-		relook:    map[*tail]time.Time{},
-		statsWake: make(chan struct{}, 1),
-		tails:     make(map[string]*tail, len(opts.Positions)),
-		open:      map[*tail]struct{}{},
-		problems:  map[string]bool{},
-		br:        bufio.NewReaderSize(nil, readBuffer),
-		now:       time.Now,
-		syncWake:  make(chan struct{}, 1),
-		live:      newLiveState(),
+		opts:        opts,
+		log:         opts.Logger,
+		out:         make(chan Batch),
+		dirs:        map[string]bool{},
+		unwatched:   map[string]bool{},
+		perDir:      map[string]int{},
+		owed:        map[*tail]struct{}{},
+		relook:      map[*tail]time.Time{},
+		statsWake:   make(chan struct{}, 1),
+		hostReplies: make(chan hostReply),
+		tails:       make(map[string]*tail, len(opts.Positions)),
+		open:        map[*tail]struct{}{},
+		problems:    map[string]bool{},
+		br:          bufio.NewReaderSize(nil, readBuffer),
+		now:         time.Now,
+		syncWake:    make(chan struct{}, 1),
+		live:        newLiveState(),
 
 		rewindWake: make(chan struct{}, 1),
 		ackWake:    make(chan struct{}, 1),
@@ -428,6 +431,7 @@ func (w *Watcher) Stats() Stats {
 		FilesOpen:    int(w.nOpen.Load()),
 		LinesSkipped: int(w.nSkipped.Load()),
 		SkippedFiles: w.skippedFiles(),
+		Stuck:        w.stuckHosts(),
 	}
 }
 
@@ -545,6 +549,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 			w.prune()
 		case m := <-w.live.msgs:
 			w.takeLive(ctx, m)
+			soon()
+		case r := <-w.hostReplies:
+			w.takeHostReply(ctx, r)
 			soon()
 		case <-gap.C:
 			w.flush(ctx)

@@ -42,7 +42,9 @@
   function stateWords(s) {
     if (s.state === 'retrying' && s.retry_at) return 'retrying in ' + until(s.retry_at);
     if (s.state === 'usage_limit' && s.reset_at) return 'usage limit until ' + new Date(s.reset_at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-    if (s.state === 'waiting_provider' && s.note) return s.note;
+    // "waiting: you have unsent text in the prompt" (docs/behaviour.md §3),
+    // "waiting for Anthropic" (§9)
+    if ((s.state === 'waiting_you' || s.state === 'waiting_provider') && s.note) return s.note;
     return s.state_words;
   }
 
