@@ -195,8 +195,7 @@ func stateWords(s status.Session, now time.Time) (string, bool) {
 	case s.State == "usage_limit" && s.ResetAt != nil:
 		return "usage limit until " + clock(*s.ResetAt, now), false
 	case (s.State == "waiting_you" || s.State == "waiting_provider") && s.Note != "":
-		// "waiting: you have unsent text in the prompt" (docs/behaviour.md
-		// §3), "waiting for Anthropic" (§9)
+		// "waiting: you have unsent text in the prompt", "waiting for Anthropic"
 		return safetext.Line(s.Note), false
 	}
 	return s.StateWords, false

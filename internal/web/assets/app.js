@@ -42,8 +42,7 @@
   function stateWords(s) {
     if (s.state === 'retrying' && s.retry_at) return 'retrying in ' + until(s.retry_at);
     if (s.state === 'usage_limit' && s.reset_at) return 'usage limit until ' + new Date(s.reset_at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-    // "waiting: you have unsent text in the prompt" (docs/behaviour.md §3),
-    // "waiting for Anthropic" (§9)
+    // "waiting: you have unsent text in the prompt", "waiting for Anthropic"
     if ((s.state === 'waiting_you' || s.state === 'waiting_provider') && s.note) return s.note;
     return s.state_words;
   }
