@@ -444,12 +444,17 @@ func (p *pane) target() string {
 	return p.name
 }
 
-// beside runs argv with env in another tmux session, name, of p's server.
-func (p *pane) beside(name string, cols, rows int, env []string, argv ...string) *pane {
+// beside runs argv with env in the folder dir, in another tmux session,
+// name, of p's server: the server's environment is the first pane's, so
+// env is set with -e.
+func (p *pane) beside(name, dir string, cols, rows int, env []string, argv ...string) *pane {
 	p.w.t.Helper()
 	q := &pane{w: p.w, tmux: p.tmux, name: name}
-	cmd := exec.Command(p.tmux[0], append(p.tmux[1:], append([]string{"new-session", "-d", "-s", name,
-		"-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows), "-c", p.w.project}, argv...)...)...)
+	args := []string{"new-session", "-d", "-s", name, "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows), "-c", dir}
+	for _, e := range env {
+		args = append(args, "-e", e)
+	}
+	cmd := exec.Command(p.tmux[0], append(p.tmux[1:], append(args, argv...)...)...)
 	cmd.Env = env
 	if out, err := cmd.CombinedOutput(); err != nil {
 		p.w.t.Fatalf("start %s in tmux session %s: %v\n%s", filepath.Base(argv[0]), name, err, out)

@@ -102,7 +102,7 @@ func realOutage(t *testing.T, kill bool) {
 	env := append(w.claudeEnv(baseURL), "TERM=xterm-256color")
 	panes := []*pane{w.startPane(tmux, 200, 50, env, claude, "--session-id", outageIDs[0])}
 	for i, id := range outageIDs[1:] {
-		panes = append(panes, panes[0].beside(fmt.Sprintf("cc%d", i+2), 200, 50, env, claude, "--session-id", id))
+		panes = append(panes, panes[0].beside(fmt.Sprintf("cc%d", i+2), w.project, 200, 50, env, claude, "--session-id", id))
 	}
 	for _, p := range panes {
 		p.waitScreen("prompt", func(screen string) bool { return strings.Contains(screen, "\n❯") })

@@ -83,3 +83,35 @@ func TestInboxPicture(t *testing.T) {
 		return len(rows) == 2 && strings.Contains(rows[0].Words+"|"+rows[1].Words, "Anthropic · 5 errors")
 	})
 }
+
+// An outage is one entry in the Inbox window with its sessions' entries
+// under it; the other entries stay where they are.
+func TestInboxOutageEntry(t *testing.T) {
+	w := newWorld(t)
+	const key = "anthropic 2026-12-04T10:42:00Z"
+	now := time.Now()
+	w.seed(inbox.EntryRow{Time: now.Add(-3 * time.Minute), Agent: "claude", Session: "0b5e7c1d-1111-4111-8111-222222222222", Project: "/work/shop",
+		What: "gave up after 3 attempts", ErrorText: "API Error: 529", Class: "provider_error", Attempts: 3, Outage: key})
+	w.seed(inbox.EntryRow{Time: now.Add(-2 * time.Minute), Agent: "claude", Session: "7d1f0a3b-3333-4333-8333-444444444444", Project: "/work/web",
+		What: "needs you to sign in", Class: "auth"})
+	w.seed(inbox.EntryRow{Time: now.Add(-time.Minute), What: "Anthropic is back; 4 sessions continued", ErrorText: "API Error: 529",
+		Class: "provider_error", Provider: "anthropic", Outage: key})
+	w.startDaemon()
+	b := startBrowser(t)
+	b.open(w.signInLink())
+	b.waitLive()
+	var got struct {
+		Top   []string `json:"top"`
+		Under []string `json:"under"`
+	}
+	daemontest.Eventually(t, "the entries drawn", 10*time.Second, func() bool {
+		b.run(`return {top: Array.from(document.querySelectorAll('#entries > li.entry')).map(li => li.querySelector('.what').textContent),
+			under: Array.from(document.querySelectorAll('#entries > li.outage-entry .under > li.entry')).map(li => li.querySelector('.what').textContent)}`, &got)
+		return len(got.Top) > 0
+	})
+	if len(got.Top) != 2 || got.Top[0] != "Anthropic is back; 4 sessions continued" || got.Top[1] != "needs you to sign in" ||
+		len(got.Under) != 1 || got.Under[0] != "gave up after 3 attempts" {
+		t.Errorf("entries on the page: %+v", got)
+	}
+	b.screenshot(filepath.Join(screenshotDir(t), "outage-entry.png"))
+}

@@ -521,7 +521,7 @@ func (t *claudeTranscript) fail(f Failure, ts time.Time) []Event {
 	if f.Class == UsageLimit && !f.ResetAt.IsZero() {
 		t.limitReset = f.ResetAt
 	}
-	f.on("", t.model)
+	f.on("", claudeGateway(f.Message), t.model)
 	e := t.event(TurnFailed, ts)
 	e.Failure = &f
 	out = append(out, e)
@@ -654,4 +654,17 @@ func claudeRequestModel(line []byte) string {
 		return ""
 	}
 	return string(rest[:end])
+}
+
+// claudeGatewayText is where the CLI's error text names the endpoint it
+// was configured with: "check your inference gateway (127.0.0.1:18101)"
+// (docs/agents/claude.md §4.3).
+var claudeGatewayText = regexp.MustCompile(`inference gateway \(([^()\s]{1,200})\)`)
+
+// claudeGateway is the endpoint a dead turn's text names, or "".
+func claudeGateway(text string) string {
+	if m := claudeGatewayText.FindStringSubmatch(text); m != nil {
+		return m[1]
+	}
+	return ""
 }

@@ -357,7 +357,7 @@ func (t *codexRollout) done(ts time.Time) []Event {
 func (t *codexRollout) fail(f Failure, ts time.Time) []Event {
 	t.turnEnded, t.legacyOpen = true, false
 	clear(t.pending)
-	f.on(t.provider, t.model)
+	f.on(t.provider, "", t.model)
 	e := t.event(TurnFailed, ts)
 	e.Failure = &f
 	return []Event{e}

@@ -363,7 +363,7 @@ func (r *openCodeReader) message(s *openCodeSession, m *openCodeMessage, ev func
 	case m.Error != nil:
 		s.ended[m.ID] = true
 		f := openCodeFailure(m.Error, at)
-		f.on(m.ProviderID, m.ModelID)
+		f.on(m.ProviderID, "", m.ModelID)
 		if f.Class == UsageLimit && f.ResetAt.IsZero() && s.limit != nil {
 			f.ResetAt = s.limit.ResetAt
 		}

@@ -1,8 +1,8 @@
 package classify
 
 // Which provider a dead turn failed against (docs/behaviour.md §9): the
-// provider and model an agent's own records name, else the provider its
-// registration implies.
+// provider, endpoint and model an agent's own records name, else the
+// provider its registration implies.
 
 // providerTitles are the names people write for the provider ids records
 // use; an id not listed is shown as it is.
@@ -33,11 +33,14 @@ func (a Agent) Attribute(ev *Event) {
 	}
 }
 
-// on names the provider and model a failure happened on, each only where
-// a record said it.
-func (f *Failure) on(provider, model string) {
+// on names the provider, endpoint and model a failure happened on, each
+// only where a record said it.
+func (f *Failure) on(provider, endpoint, model string) {
 	if provider != "" {
 		f.Provider = provider
+	}
+	if endpoint != "" {
+		f.Endpoint = endpoint
 	}
 	if model != "" {
 		f.Model = model
@@ -52,6 +55,9 @@ func (f Failure) On() string {
 		return ""
 	}
 	on := "on " + ProviderTitle(f.Provider)
+	if f.Endpoint != "" {
+		on += " at " + f.Endpoint
+	}
 	if f.Model != "" {
 		on += ", model " + f.Model
 	}

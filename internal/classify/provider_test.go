@@ -31,17 +31,17 @@ func lastFailure(t *testing.T, agentName, path string) Failure {
 // failed against, else the agent's own provider.
 func TestFailureNamesItsProvider(t *testing.T) {
 	for _, c := range []struct {
-		agent, path     string
-		provider, model string
+		agent, path               string
+		provider, endpoint, model string
 	}{
-		{"claude", filepath.Join(claudeSamples, "resume-after-500-print.jsonl"), "anthropic", "claude-opus-5-5"},
-		{"claude", filepath.Join(claudeSamples, "interactive-main.jsonl"), "anthropic", "claude-opus-5-5"},
-		{"codex", filepath.Join(codexSamples, "api500.jsonl"), "fake", "gpt-5.5"},
-		{"opencode", filepath.Join("testdata", "samples", "opencode", "e500_giveup.sse_event.jsonl"), "fake", "fake-model"},
+		{"claude", filepath.Join(claudeSamples, "resume-after-500-print.jsonl"), "anthropic", "127.0.0.1:18111", "claude-opus-5-5"},
+		{"claude", filepath.Join(claudeSamples, "usage-limit-5h-oauth-print.jsonl"), "anthropic", "", "claude-sonnet-5-5"},
+		{"codex", filepath.Join(codexSamples, "api500.jsonl"), "fake", "", "gpt-5.5"},
+		{"opencode", filepath.Join("testdata", "samples", "opencode", "e500_giveup.sse_event.jsonl"), "fake", "", "fake-model"},
 	} {
 		f := lastFailure(t, c.agent, c.path)
-		if f.Provider != c.provider || f.Model != c.model {
-			t.Errorf("%s: provider %q model %q, want %q %q", filepath.Base(c.path), f.Provider, f.Model, c.provider, c.model)
+		if f.Provider != c.provider || f.Endpoint != c.endpoint || f.Model != c.model {
+			t.Errorf("%s: provider %q endpoint %q model %q, want %q %q %q", filepath.Base(c.path), f.Provider, f.Endpoint, f.Model, c.provider, c.endpoint, c.model)
 		}
 	}
 }
@@ -78,7 +78,7 @@ func TestOn(t *testing.T) {
 		{Failure{}, ""},
 		{Failure{Provider: "openai"}, "on OpenAI"},
 		{Failure{Provider: "anthropic", Model: "claude-opus-5-5"}, "on Anthropic, model claude-opus-5-5"},
-		{Failure{Provider: "fake", Model: "m"}, "on fake, model m"},
+		{Failure{Provider: "anthropic", Endpoint: "127.0.0.1:9", Model: "m"}, "on Anthropic at 127.0.0.1:9, model m"},
 	} {
 		if got := c.f.On(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.f, got, c.want)

@@ -147,26 +147,35 @@ func (d *Daemon) outageChanged(st *step, ch outage.Change, now time.Time) {
 	}
 	if o := ch.Started; o != nil {
 		st.outageNotices = append(st.outageNotices, started(o))
+		st.batch.Entries = append(st.batch.Entries, outageEntry(o, started(o).Title+": "+probing, now))
 		st.say(func() {
 			d.log.Info("outage told", "provider", o.Provider, "since", o.Start, "sessions", len(o.Members))
 		})
 	}
 	if o := ch.Ended; o != nil {
-		st.outageNotices = append(st.outageNotices, ended(o))
+		m := ended(o)
+		st.outageNotices = append(st.outageNotices, m)
+		what := m.Title
+		if m.Body != "" {
+			what += ": " + m.Body
+		}
+		st.batch.Entries = append(st.batch.Entries, outageEntry(o, what, now))
 	}
 	if len(ch.Changed) > 0 {
 		st.outagesChanged = true
 	}
 }
 
+// probing says what nudge does during an outage.
+const probing = "nudge tries one session at a time and continues the others when it is back."
+
 // started is the one notification of an outage that costs the person.
 func started(o *outage.Outage) notify.Message {
 	m := notify.Message{Title: fmt.Sprintf("%s failing since %s · %s waiting", classify.ProviderTitle(o.Provider),
-		o.Start.Local().Format("15:04"), sessions(o.Waiting()))}
+		o.Start.Local().Format("15:04"), sessions(o.Waiting())), Body: probing}
 	if len(o.Errors) > 0 {
-		m.Body = o.Errors[0]
+		m.Body += " — " + o.Errors[0]
 	}
-	m.Body = strings.TrimSpace(m.Body + "\nnudge tries one session at a time and continues the others when it is back.")
 	return m
 }
 
@@ -234,4 +243,23 @@ func (d *Daemon) ContinueAll(provider string) (int, error) {
 	case <-d.quit:
 		return 0, ErrNotRunning
 	}
+}
+
+// outageKey names the outage session k is in, for its Inbox entries; ""
+// when none.
+func (d *Daemon) outageKey(k retry.Key) string {
+	if o := d.outages.Of(k); o != nil {
+		return o.Key()
+	}
+	return ""
+}
+
+// outageEntry is the outage's own Inbox entry, saying what: one per
+// outage, replaced as it goes on; its sessions' entries are under it.
+func outageEntry(o *outage.Outage, what string, now time.Time) inbox.EntryRow {
+	e := inbox.EntryRow{Time: now, What: what, Class: string(classify.ProviderError), Provider: o.Provider, Outage: o.Key()}
+	if len(o.Errors) > 0 {
+		e.ErrorText = o.Errors[0]
+	}
+	return e
 }

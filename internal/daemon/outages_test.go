@@ -165,6 +165,21 @@ func TestOutageToldOnce(t *testing.T) {
 	if n := c.notices(); n[1] != "Anthropic is back; 2 sessions continued" {
 		t.Errorf("notices %q", n)
 	}
+	// One entry for the outage, replaced at its end; the probe's give-up
+	// under it.
+	var own, under []string
+	for _, e := range c.entries() {
+		switch {
+		case e.Outage == "":
+		case e.Session == "":
+			own = append(own, e.What)
+		default:
+			under = append(under, e.Session)
+		}
+	}
+	if len(own) != 1 || !strings.HasPrefix(own[0], "Anthropic is back; 2 sessions continued: ") || len(under) != 1 || under[0] != probe {
+		t.Errorf("the outage's entries %q, its sessions' %q", own, under)
+	}
 	for _, s := range outageSessions {
 		if n := c.sent(s); n > 3 {
 			t.Errorf("%s: %d continuations", s, n)
@@ -227,7 +242,8 @@ func TestContinueAll(t *testing.T) {
 }
 
 // A probe whose continuation cannot be delivered, before the outage costs
-// anything, is told on its own as ever: never a silent give-up.
+// anything, is told on its own as ever: never a silent give-up; so is the
+// next probe, whose continuation cannot be delivered either.
 func TestOutageUndeliveredProbeIsTold(t *testing.T) {
 	c := newCore(t)
 	c.terminal.refuse = true
@@ -237,8 +253,8 @@ func TestOutageUndeliveredProbeIsTold(t *testing.T) {
 		c.eventually("a retry planned", func() bool { return c.stateOf(s) == "retrying" })
 	}
 	c.advance(10 * time.Second)
-	c.eventually("the probe told", func() bool { return len(c.notices()) == 1 })
-	if n := c.notices()[0]; n != "Claude Code needs attention" {
-		t.Errorf("notice %q", n)
+	c.eventually("both probes told", func() bool { return len(c.notices()) >= 2 })
+	if n := c.notices(); len(n) != 2 || n[0] != "Claude Code needs attention" || n[1] != n[0] {
+		t.Errorf("notices %q", n)
 	}
 }

@@ -449,7 +449,7 @@ func (d *Daemon) apply(s *session, acts []retry.Action, now time.Time, st *step)
 			st.batch.Entries = append(st.batch.Entries, inbox.EntryRow{
 				Time: now, Agent: a.Key.Agent, Session: a.Key.Session, Project: firstNonEmpty(a.Project, s.project),
 				What: a.What, ErrorText: a.Failure.Message, Class: string(a.Failure.Class), Code: a.Failure.Code, Attempts: a.Attempts,
-				Provider: a.Failure.Provider, Model: a.Failure.Model,
+				Provider: a.Failure.Provider, Model: a.Failure.Model, Outage: d.outageKey(s.key),
 			})
 			st.say(d.toldLine(s, a))
 		case retry.Wake:

@@ -48,7 +48,7 @@ func (d *Daemon) refreshView() {
 		}
 		sv := sessionView(s.key, s.project, state, s.machine.Note(), until, s.updated)
 		f := s.machine.Failing()
-		sv.Provider, sv.Model = f.Provider, f.Model
+		sv.Provider, sv.Endpoint, sv.Model = f.Provider, f.Endpoint, f.Model
 		v.Sessions = append(v.Sessions, sv)
 	}
 	sort.Slice(v.Sessions, func(i, j int) bool { return v.Sessions[i].UpdatedAt.After(v.Sessions[j].UpdatedAt) })

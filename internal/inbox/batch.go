@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -106,8 +107,10 @@ const (
 		ON CONFLICT (agent, session) DO UPDATE SET project = excluded.project, path = excluded.path,
 		state = excluded.state, note = excluded.note, until = excluded.until,
 		updated_at = excluded.updated_at, machine = excluded.machine`
-	insertEntry = `INSERT INTO entries (time, agent, project, session, what, error_text, class, code, attempts, provider, model, read)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertEntry = `INSERT INTO entries (time, agent, project, session, what, error_text, class, code, attempts, provider, model, outage, read)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// replacedEntry removes an outage's own entry that a new one replaces.
+	replacedEntry  = "DELETE FROM entries WHERE outage = ? AND session = ''"
 	insertDecision = `INSERT INTO decisions (agent, session, time, what) VALUES (?, ?, ?, ?)`
 	finishAttempt  = `UPDATE attempts SET status = ?, backend = ?, target = ?, reason = ?, finished = ?
 		WHERE id = ? AND status = 'sending'`
@@ -147,9 +150,13 @@ func (db *DB) Commit(ctx context.Context, b Batch) error {
 				})
 			},
 			func() error {
+				own := slices.DeleteFunc(slices.Clone(b.Entries), func(e EntryRow) bool { return e.Outage == "" || e.Session != "" })
+				return each(ctx, tx, replacedEntry, own, func(e EntryRow) []any { return []any{e.Outage} })
+			},
+			func() error {
 				return each(ctx, tx, insertEntry, b.Entries, func(e EntryRow) []any {
 					return []any{ms(e.Time), e.Agent, e.Project, e.Session, e.What, e.ErrorText,
-						e.Class, e.Code, e.Attempts, e.Provider, e.Model, e.Read}
+						e.Class, e.Code, e.Attempts, e.Provider, e.Model, e.Outage, e.Read}
 				})
 			},
 			func() error { return beginAttempts(ctx, tx, b.Attempts) },

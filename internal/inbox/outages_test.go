@@ -71,3 +71,29 @@ func TestProviderErrors(t *testing.T) {
 		t.Errorf("from 10 s: %+v", got)
 	}
 }
+
+// An outage's own entry (no session) is replaced by its later one; its
+// sessions' entries stay, each naming the outage.
+func TestOutageEntryReplaced(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "nudge.db"))
+	const key = "anthropic 2026-12-04T10:42:00Z"
+	for _, b := range []Batch{
+		{Entries: []EntryRow{{Time: at(1), What: "Anthropic failing", Outage: key}, {Time: at(1), Agent: "claude", Session: "a", What: "gave up", Outage: key}}},
+		{Entries: []EntryRow{{Time: at(2), What: "Anthropic is back", Outage: key}, {Time: at(2), Agent: "claude", Session: "b", What: "sign in"}}},
+	} {
+		if err := db.Commit(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	es, err := db.Entries(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range es {
+		got = append(got, e.Session+":"+e.What+":"+e.Outage)
+	}
+	if want := []string{"b:sign in:", ":Anthropic is back:" + key, "a:gave up:" + key}; !slices.Equal(got, want) {
+		t.Errorf("entries %q, want %q", got, want)
+	}
+}

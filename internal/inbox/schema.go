@@ -121,7 +121,8 @@ var migrations = []string{
 		outage   BLOB NOT NULL,
 		PRIMARY KEY (provider, start)
 	);
-	CREATE INDEX events_provider_errors ON events (coalesce(time, detected_at)) WHERE class = 'provider_error';`,
+	CREATE INDEX events_provider_errors ON events (coalesce(time, detected_at)) WHERE class = 'provider_error';
+	ALTER TABLE entries ADD COLUMN outage TEXT NOT NULL DEFAULT '';`,
 }
 
 // moveData are the steps in Go that follow a schema step, in its

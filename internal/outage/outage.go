@@ -53,6 +53,9 @@ type Member struct {
 	Released bool `json:"released,omitzero"`
 }
 
+// Key names the outage in the Inbox: its provider and start.
+func (o *Outage) Key() string { return o.Provider + " " + o.Start.UTC().Format(time.RFC3339Nano) }
+
 // Open tells whether the outage lasts.
 func (o *Outage) Open() bool { return o.End.IsZero() }
 

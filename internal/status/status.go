@@ -122,9 +122,10 @@ type Session struct {
 	Told       string     `json:"told,omitempty"`     // the note when it is what the person was told (gave up, needs sign-in, usage limit), shown under the session
 	RetryAt    *time.Time `json:"retry_at,omitempty"` // the pending continuation, if any
 	ResetAt    *time.Time `json:"reset_at,omitempty"` // usage limit: when it resets, if the agent said
-	// Provider and Model are what the session's dead turn failed against,
-	// while nudge acts on it.
+	// Provider, Endpoint and Model are what the session's dead turn failed
+	// against, while nudge acts on it.
 	Provider  string    `json:"provider,omitempty"`
+	Endpoint  string    `json:"endpoint,omitempty"`
 	Model     string    `json:"model,omitempty"`
 	UpdatedAt time.Time `json:"updated_at"`
 }

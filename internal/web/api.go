@@ -31,7 +31,10 @@ type Entry struct {
 	Attempts  int       `json:"attempts"`           // continuations sent
 	Provider  string    `json:"provider,omitempty"` // the provider id the failure happened on
 	Model     string    `json:"model,omitempty"`
-	Read      bool      `json:"read"`
+	// Outage names the outage the entry belongs to; the outage's own
+	// entry has no session, and its sessions' entries come under it.
+	Outage string `json:"outage,omitempty"`
+	Read   bool   `json:"read"`
 }
 
 // keepAlive is how often an idle event stream sends a comment, so that a
@@ -184,7 +187,7 @@ func (a *api) list(r *http.Request, unread bool) ([]Entry, error) {
 // NewEntry is the API's shape of a stored Inbox entry.
 func NewEntry(e inbox.EntryRow) Entry {
 	return Entry{ID: e.ID, Time: e.Time, Agent: e.Agent, Project: e.Project, Session: e.Session, What: e.What,
-		ErrorText: e.ErrorText, Class: e.Class, Code: e.Code, Attempts: e.Attempts, Provider: e.Provider, Model: e.Model, Read: e.Read}
+		ErrorText: e.ErrorText, Class: e.Class, Code: e.Code, Attempts: e.Attempts, Provider: e.Provider, Model: e.Model, Outage: e.Outage, Read: e.Read}
 }
 
 func (a *api) markRead(w http.ResponseWriter, r *http.Request) {

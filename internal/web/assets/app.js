@@ -135,45 +135,62 @@
     renderOverall();
   }
 
+  // renderEntries draws the entries, newest first; an outage's own entry
+  // holds its sessions' entries under it (docs/behaviour.md §9).
   function renderEntries() {
     const list = $('entries');
-    list.replaceChildren(...entries.map((e) => {
-      const li = el('li', 'entry' + (e.read ? '' : ' unread'));
-      li.dataset.id = String(e.id);
-      li.dataset.session = e.session;
-      const meta = el('div', 'meta');
-      const when = el('time', 'when', ago(e.time) + ' · ' + clock(e.time));
-      when.dateTime = e.time;
-      meta.append(when, el('span', 'agent', e.agent));
-      const proj = el('span', 'project', project(e.project));
-      proj.title = e.project || '';
-      meta.append(proj);
-      const sid = el('span', 'sid', shortID(e.session));
-      sid.title = e.session;
-      meta.append(sid);
-      li.append(meta, el('p', 'what', e.what));
-      if (e.error_text) li.append(el('pre', 'error-text', e.error_text));
-      const foot = el('div', 'foot');
-      const n = e.attempts || 0;
-      let tried = n === 0 ? 'no continuation tried' : n === 1 ? '1 continuation tried' : n + ' continuations tried';
-      if (e.class) tried += ' · ' + e.class.replace(/_/g, ' ') + (e.code ? ' ' + e.code : '');
-      if (e.provider) tried += ' · on ' + e.provider + (e.model ? ', model ' + e.model : '');
-      foot.append(el('span', 'attempts', tried));
-      if (!e.read) {
-        const b = el('button', 'quiet mark-read', 'Mark read');
-        b.type = 'button';
-        b.addEventListener('click', () => post('/api/entries/' + encodeURIComponent(e.id) + '/read'));
-        foot.append(b);
+    const heads = new Set(entries.filter((e) => e.outage && !e.session).map((e) => e.outage));
+    const top = entries.filter((e) => !(e.outage && e.session && heads.has(e.outage)));
+    list.replaceChildren(...top.map((e) => {
+      const li = entryItem(e);
+      if (heads.has(e.outage) && !e.session) {
+        li.classList.add('outage-entry');
+        const under = el('ol', 'under');
+        under.append(...entries.filter((m) => m.outage === e.outage && m.session).map(entryItem));
+        if (under.children.length) li.append(under);
       }
-      li.append(foot);
-      if (e.session === openSession) li.classList.add('open');
-      openable(li, e.session);
       return li;
     }));
     $('no-entries').hidden = entries.length > 0;
     $('read-all').disabled = !entries.some((e) => !e.read);
     $('clear').disabled = entries.length === 0;
     renderOverall();
+  }
+
+  // entryItem is one entry as the list shows it.
+  function entryItem(e) {
+    const li = el('li', 'entry' + (e.read ? '' : ' unread'));
+    li.dataset.id = String(e.id);
+    li.dataset.session = e.session;
+    const meta = el('div', 'meta');
+    const when = el('time', 'when', ago(e.time) + ' · ' + clock(e.time));
+    when.dateTime = e.time;
+    meta.append(when, el('span', 'agent', e.agent));
+    const proj = el('span', 'project', project(e.project));
+    proj.title = e.project || '';
+    meta.append(proj);
+    const sid = el('span', 'sid', shortID(e.session));
+    sid.title = e.session;
+    meta.append(sid);
+    li.append(meta, el('p', 'what', e.what));
+    if (e.error_text) li.append(el('pre', 'error-text', e.error_text));
+    const foot = el('div', 'foot');
+    const n = e.attempts || 0;
+    let tried = n === 0 ? 'no continuation tried' : n === 1 ? '1 continuation tried' : n + ' continuations tried';
+    if (e.class) tried += ' · ' + e.class.replace(/_/g, ' ') + (e.code ? ' ' + e.code : '');
+    if (e.provider) tried += ' · on ' + e.provider + (e.model ? ', model ' + e.model : '');
+    foot.append(el('span', 'attempts', tried));
+    if (!e.read) {
+      const b = el('button', 'quiet mark-read', 'Mark read');
+      b.type = 'button';
+      b.addEventListener('click', () => post('/api/entries/' + encodeURIComponent(e.id) + '/read'));
+      foot.append(b);
+    }
+    li.append(foot);
+    if (!e.session) return li; // an outage's own entry has no timeline
+    if (e.session === openSession) li.classList.add('open');
+    openable(li, e.session);
+    return li;
   }
 
   // The timeline of one session (what `nudge explain` prints): its events,
