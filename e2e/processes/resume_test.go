@@ -39,6 +39,12 @@ func TestSessionIDThatIsAnOptionIsNeverResumed(t *testing.T) {
 	for file, id := range map[string]string{"hostile.jsonl": hostile, real + ".jsonl": real} {
 		b := bytes.ReplaceAll(sample, []byte("463e32cb-177b-4ddd-a0de-a32a4fd07866"), []byte(id))
 		b = bytes.ReplaceAll(b, []byte(`"/home/dev/project"`), []byte(`"`+project+`"`))
+		if id == real {
+			// Ten seconds after the hostile one, so that of the two failures
+			// on one provider (an outage, docs/behaviour.md §9) the hostile
+			// one probes first and is refused; the real one probes next.
+			b = bytes.ReplaceAll(b, []byte(`"timestamp":"2026-11-30T08:55:5`), []byte(`"timestamp":"2026-11-30T08:56:0`))
+		}
 		if err := os.WriteFile(filepath.Join(dir, file), b, 0o600); err != nil {
 			t.Fatal(err)
 		}
