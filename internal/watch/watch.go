@@ -672,7 +672,9 @@ func (w *Watcher) handle(ctx context.Context, ev fsnotify.Event) {
 	}
 	if t := w.tails[ev.Name]; t != nil && ev.Op&^(fsnotify.Write|fsnotify.Chmod) == 0 {
 		t.seen = w.gen
-		w.readWritten(ctx, t) // a followed file written: the common case, busy agents
+		if !w.deferDatabase(t) {
+			w.readWritten(ctx, t) // a followed file written: the common case, busy agents
+		}
 		return
 	}
 	if (ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename)) && w.dirs[ev.Name] {
@@ -690,7 +692,9 @@ func (w *Watcher) handle(ctx context.Context, ev fsnotify.Event) {
 		if set, ok := r.fileSet(rel); ok {
 			w.visit(ctx, r, ev.Name, set, true)
 		} else if db, set, ok := r.databaseOf(ev.Name, rel); ok {
-			w.visit(ctx, r, db, set, true)
+			if t := w.tails[db]; t == nil || !w.deferDatabase(t) {
+				w.visit(ctx, r, db, set, true)
+			}
 		}
 		if ev.Has(fsnotify.Create) && r.leadsTo(rel) && w.isDir(ev.Name) {
 			w.scanDir(ctx, r, ev.Name, rel)
