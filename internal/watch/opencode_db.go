@@ -54,7 +54,7 @@ var databaseSettle = 100 * time.Millisecond
 // the look after it, keeping it for then: a database being written is read
 // once per databaseSettle on its events, the commits meanwhile together,
 // so its cost follows the rows read, not the commits (docs/performance.md
-// §4). A read asked for (Sync) or due (a scan, the look after a change)
+// §3). A read asked for (Sync) or due (a scan, the look after a change)
 // reads at once.
 func (w *Watcher) deferDatabase(t *tail) bool {
 	if !t.database || t.reading == nil {

@@ -44,6 +44,11 @@ const (
 	minBatchGap = 10 * time.Millisecond
 	maxBatchGap = 50 * time.Millisecond
 	gapRecords  = 32
+	// eventGap is how long the events of files wait after those handled:
+	// a file written record by record in the meantime is read once for
+	// them all, and the files written are read together, into one batch.
+	// The first event after a quiet moment is handled at once.
+	eventGap = minBatchGap
 	// A batch is sent once it holds this many records, or bytes of lines.
 	batchRecords = 1024
 	batchBytes   = 4 << 20
@@ -493,6 +498,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	chores := time.NewTimer(time.Hour)
 	defer chores.Stop()
+	resume := time.NewTimer(time.Hour) // takes events again after eventGap
+	resume.Stop()
+	defer resume.Stop()
 	gap := time.NewTimer(time.Hour)
 	gap.Stop()
 	defer gap.Stop()
@@ -519,6 +527,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 			}
 			w.handleAll(ctx, ev, events)
 			soon()
+			events = nil
+			resume.Reset(eventGap)
+		case <-resume.C:
+			events = w.fsw.Events
 		case err, ok := <-errs:
 			if !ok {
 				errs = nil
