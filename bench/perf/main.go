@@ -120,6 +120,7 @@ type column struct {
 	find, findStat       time.Duration
 	first, second        time.Duration
 	cpuPerMin            float64 // idle CPU seconds per minute
+	wakesPerMin          float64 // idle context switches of all its threads per minute
 	rss, rssAfter        int     // KB, after the first scan and after a restart, idle
 	anon, anonAfter      int     // their anonymous part
 	asked, askedAfter    int     // KB, the same 3 s after a request
@@ -162,7 +163,7 @@ func (b *bench) measure(home string, files int, mode string, rows []busyRow) col
 	}
 	c.asked, c.rss, c.anon = d.idleRSS()
 	c.fds = d.fds()
-	c.cpuPerMin = d.idleCPU(b.idle)
+	c.cpuPerMin, c.wakesPerMin = d.idleCPU(b.idle)
 	for range 3 {
 		d.stop()
 		d = b.start(env, d.data)
@@ -285,10 +286,38 @@ func (d *daemon) cpu() time.Duration {
 	return time.Duration(ticks) * time.Second / 100 // USER_HZ
 }
 
-func (d *daemon) idleCPU(window time.Duration) float64 {
-	before := d.cpu()
+// idleCPU is the daemon's CPU seconds and the context switches of all its
+// threads, each per minute, over window.
+func (d *daemon) idleCPU(window time.Duration) (cpu, switches float64) {
+	before, sw := d.cpu(), d.switches()
 	time.Sleep(window)
-	return (d.cpu() - before).Seconds() / window.Minutes()
+	return (d.cpu() - before).Seconds() / window.Minutes(), float64(d.switches()-sw) / window.Minutes()
+}
+
+// switches is how often the daemon's threads have stopped running so far,
+// on their own (a wait: each is a wake-up after it) or taken off a core:
+// voluntary_ctxt_switches and nonvoluntary_ctxt_switches of every
+// /proc/PID/task/TID/status. The Go runtime keeps its threads, so none
+// that counted is gone by the next reading.
+func (d *daemon) switches() int {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", d.cmd.Process.Pid))
+	check(err)
+	n := 0
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // a thread that ended
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			k, v, _ := strings.Cut(l, ":")
+			if k == "voluntary_ctxt_switches" || k == "nonvoluntary_ctxt_switches" {
+				c, err := strconv.Atoi(strings.TrimSpace(v))
+				check(err)
+				n += c
+			}
+		}
+	}
+	return n
 }
 
 // idleRSS reads the daemon's resident memory in KB 3 s after the status
@@ -743,6 +772,7 @@ func report(out *os.File, cols []column, rows []busyRow, empty time.Duration) {
 	line("first start → ready (× each find)", func(c column) string { return start(c.first, c) })
 	line("second start → ready (× each find)", func(c column) string { return start(c.second, c) })
 	line("idle CPU s/min", func(c column) string { return fmt.Sprintf("%.3f", c.cpuPerMin) })
+	line("idle wake-ups/min (context switches, all threads)", func(c column) string { return fmt.Sprintf("%.1f", c.wakesPerMin) })
 	line("idle RSS MB (first scan / restart)", func(c column) string {
 		return fmt.Sprintf("%.1f / %.1f", float64(c.rss)/1024, float64(c.rssAfter)/1024)
 	})
