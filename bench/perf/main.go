@@ -143,7 +143,8 @@ type busyFigure struct {
 // measuring each start, the idle daemon, detection, and the busy rows.
 func (b *bench) measure(home string, files int, mode string, rows []busyRow) column {
 	leftovers, _ := filepath.Glob(filepath.Join(home, ".claude", "projects", "-bench-*"))
-	for _, l := range leftovers {
+	rollouts, _ := filepath.Glob(filepath.Join(home, ".codex", "sessions", "2026", "12", "bench-*"))
+	for _, l := range append(append(leftovers, rollouts...), filepath.Join(home, ".local")) {
 		check(os.RemoveAll(l)) // of a run that was stopped
 	}
 	c := column{files: files, mode: mode, find: b.find(home, "-type", "f"), findStat: b.find(home, "-type", "f", "-printf", "%s %T@\n"),
@@ -518,6 +519,7 @@ func (s *session) close() { s.f.Close() }
 // session's rows are its work rows (the parts of answers streamed), each
 // with an id of its own.
 type openCode struct {
+	root string // the folder made for it, which no history has
 	path string
 	db   *sql.DB
 	work []eventRow
@@ -533,7 +535,7 @@ func newOpenCode(home string) *openCode {
 	dir := filepath.Join(home, ".local", "share", "opencode")
 	check(os.RemoveAll(dir))
 	check(os.MkdirAll(dir, 0o700))
-	o := &openCode{path: filepath.Join(dir, "opencode.db")}
+	o := &openCode{root: filepath.Join(home, ".local"), path: filepath.Join(dir, "opencode.db")}
 	b, err := os.ReadFile(samples.Dir("opencode", openCodeSample+".opencode.db"))
 	check(err)
 	check(os.WriteFile(o.path, b, 0o600))
@@ -584,7 +586,7 @@ func (o *openCode) remove() {
 	check(o.db.Close())
 	var err error
 	for range 50 {
-		if err = os.RemoveAll(filepath.Dir(o.path)); err == nil {
+		if err = os.RemoveAll(o.root); err == nil {
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -609,9 +611,13 @@ func (w *writer) detect(d *daemon, n int, gap time.Duration) []time.Duration {
 	return d.latencies([]string{s.id}, n)
 }
 
-// remove deletes the writer's transcripts, so the cached history stays as
-// it was generated.
-func (w *writer) remove() { check(os.RemoveAll(w.dir)) }
+// remove deletes the writer's files, so the cached history stays as it
+// was generated: its folder, and the one above it if that is empty now
+// (made for a Codex writer's).
+func (w *writer) remove() {
+	check(os.RemoveAll(w.dir))
+	_ = os.Remove(filepath.Dir(w.dir)) // refused while it holds the history's
+}
 
 // agentOf is the agent busy session i is of: of every eight, five Claude
 // Code transcripts, two Codex rollouts and one OpenCode session, a lone
