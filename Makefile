@@ -40,8 +40,9 @@ test: ## every test: unit, real parts, end to end; the program's pages given bac
 unit: ## the quick loop: the packages' own tests, without end to end and without the tests that take seconds (-short)
 	$(GO) test -short -count=1 ./internal/... ./cmd/...
 
-race: ## the packages' own tests under the race detector (run by .ci/run)
+race: ## the packages' own tests, and the real daemon end to end, under the race detector (run by .ci/run)
 	$(GO) test -race -count=1 -timeout 20m ./internal/... ./cmd/...
+	NUDGE_E2E_RACE=1 $(GO) test -race -count=1 -timeout 20m ./e2e/cli/ ./e2e/mcp/
 
 torture: ## the crash and bad-input suite, CI-sized; NUDGE_TORTURE_SCALE=N runs N times as many kills and turns
 	$(GO) test -tags torture -count=1 -timeout 60m -v ./e2e/torture/

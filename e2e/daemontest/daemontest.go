@@ -28,19 +28,28 @@ const Nudge = "nudge/cmd/nudge"
 // have none.
 const TestHooks = "nudge_testhooks"
 
+// EnvRace, set, builds the binaries with the race detector; a daemon that
+// reports a race fails its test.
+const EnvRace = "NUDGE_E2E_RACE"
+
 // stopWait bounds how long a daemon may take to stop or exit.
 const stopWait = 10 * time.Second
 
 // Build builds the Go package pkg into dir and returns the binary's path,
 // named after the package's last element. The build carries the test
-// hooks (TestHooks), which act only when a test sets their variable.
+// hooks (TestHooks), which act only when a test sets their variable, and
+// the race detector when EnvRace is set (make race).
 func Build(dir, pkg string) (string, error) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		return "", fmt.Errorf("go toolchain not found to build %s: %w", pkg, err)
 	}
 	bin := filepath.Join(dir, path.Base(pkg))
-	out, err := exec.Command(goTool, "build", "-tags", TestHooks, "-o", bin, pkg).CombinedOutput()
+	args := []string{"build", "-tags", TestHooks, "-o", bin}
+	if os.Getenv(EnvRace) != "" {
+		args = append(args, "-race")
+	}
+	out, err := exec.Command(goTool, append(args, pkg)...).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, strings.TrimSpace(string(out)))
 	}
@@ -160,6 +169,9 @@ func StartWrapped(t testing.TB, env, wrapper []string, args ...string) *Daemon {
 				d.Cmd.Process.Kill()
 				<-d.done
 			}
+		}
+		if bytes.Contains(d.Log.Bytes(), []byte("WARNING: DATA RACE")) {
+			t.Errorf("the daemon reported a data race")
 		}
 		if t.Failed() {
 			t.Logf("daemon log:\n%s", d.Log)

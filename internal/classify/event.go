@@ -26,6 +26,21 @@ const (
 	AgentIdle     Kind = "agent_idle"
 )
 
+// Kinds are the event kinds, each with its words (TestVocabulary).
+var Kinds = []Kind{TurnStarted, UserMessage, AgentActivity, AgentRetrying, TurnDone, TurnFailed, BoxOpened, BoxClosed, UsageLimited, AgentIdle}
+
+// kindWords are the event kinds as the person reads them (nudge explain,
+// the Inbox window's timeline).
+var kindWords = map[Kind]string{
+	TurnStarted: "turn started", UserMessage: "message to the agent", AgentActivity: "agent working",
+	AgentRetrying: "agent retrying by itself", AgentIdle: "agent idle", TurnDone: "turn finished",
+	TurnFailed: "turn failed", BoxOpened: "box opened", BoxClosed: "box closed", UsageLimited: "usage limit",
+}
+
+// Words is k as the person reads it; a kind of a later release reads as
+// its name.
+func (k Kind) Words() string { return wordsOf(kindWords, k) }
+
 // Class is the cause of a dead turn (docs/behaviour.md §2).
 type Class string
 
@@ -38,6 +53,27 @@ const (
 	Cancelled     Class = "cancelled"
 	Unknown       Class = "unknown"
 )
+
+// Classes are the failure classes, each with its words (TestVocabulary).
+var Classes = []Class{ProviderError, UsageLimit, Auth, Rejected, Cancelled, Unknown}
+
+// classWords are the classes as the person reads them (docs/behaviour.md §2).
+var classWords = map[Class]string{
+	ProviderError: "provider error", UsageLimit: "usage limit", Auth: "sign-in needed",
+	Rejected: "request rejected", Cancelled: "cancelled by the person", Unknown: "error nudge does not recognise",
+}
+
+// Words is c as the person reads it; a class of a later release reads as
+// its name.
+func (c Class) Words() string { return wordsOf(classWords, c) }
+
+// wordsOf is m's words for key, else the key with its underscores as spaces.
+func wordsOf[K ~string](m map[K]string, key K) string {
+	if w, ok := m[key]; ok {
+		return w
+	}
+	return strings.ReplaceAll(string(key), "_", " ")
+}
 
 // Failure describes why a turn died.
 type Failure struct {
@@ -60,6 +96,13 @@ type Failure struct {
 	// Shape names a failure record nudge does not know: a typed code no
 	// table row has, or no field that said anything. "" when known.
 	Shape string `json:"shape,omitempty"`
+	// Provider is the provider id the turn failed against ("anthropic",
+	// Codex's model_provider, OpenCode's providerID), Endpoint the
+	// gateway it was reached through and Model the model, where the
+	// records say them (provider.go).
+	Provider string `json:"provider,omitempty"`
+	Endpoint string `json:"endpoint,omitempty"`
+	Model    string `json:"model,omitempty"`
 }
 
 // excerptMax bounds Excerpt, in characters: a sentence's worth of an error

@@ -126,6 +126,30 @@ func (d *Daemon) startInject(ctx context.Context, s *session, a inbox.AttemptRow
 	})
 }
 
+// refusalCauses tells each of inject's refusals (inject.Refusals) in the
+// person's words; the first that err wraps wins, since a refusal may carry
+// others (ErrNoTerminal carries each backend's reason). An error that is no
+// refusal is a terminal that refused the keys.
+var refusalCauses = []struct {
+	refusal error
+	cause   advice.Cause
+}{
+	{inject.ErrBadSession, advice.Refused},
+	{inject.ErrAmbiguous, advice.Ambiguous},
+	{inject.ErrNoTerminal, advice.Unreachable},
+	{inject.ErrNotInTerminal, advice.Unreachable},
+	{inject.ErrNoProcess, advice.Unreachable},
+	{inject.ErrNotAlone, advice.NotAlone},
+	{inject.ErrDraft, advice.Draft},
+	{inject.ErrLeftover, advice.Leftover},
+	{inject.ErrPresent, advice.Present},
+	{inject.ErrCopyMode, advice.CopyMode},
+	{inject.ErrNoScreen, advice.NoScreen},
+	{inject.ErrNotIdle, advice.NotIdle},
+	{inject.ErrGone, advice.Gone},
+	{inject.ErrOtherProcess, advice.Gone},
+}
+
 // undelivered is why a delivery failed, in the person's words (nil when it
 // did not): the inject error's reason, the agent process and the place.
 // The error itself stays in the debug log.
@@ -137,32 +161,12 @@ func undelivered(err error, del inject.Delivery, pid int) error {
 	if errors.As(err, &why) {
 		return why
 	}
-	why = advice.Why{PID: pid, Place: strings.TrimSpace(del.Backend + " " + del.Where), Held: errors.Is(err, inject.ErrHeld)}
-	switch {
-	case errors.Is(err, inject.ErrBadSession):
-		why.Cause = advice.Refused
-	case errors.Is(err, inject.ErrAmbiguous):
-		why.Cause = advice.Ambiguous
-	case errors.Is(err, inject.ErrNoTerminal):
-		why.Cause = advice.Unreachable
-	case errors.Is(err, inject.ErrNotAlone):
-		why.Cause = advice.NotAlone
-	case errors.Is(err, inject.ErrDraft):
-		why.Cause = advice.Draft
-	case errors.Is(err, inject.ErrLeftover):
-		why.Cause = advice.Leftover
-	case errors.Is(err, inject.ErrPresent):
-		why.Cause = advice.Present
-	case errors.Is(err, inject.ErrCopyMode):
-		why.Cause = advice.CopyMode
-	case errors.Is(err, inject.ErrNoScreen):
-		why.Cause = advice.NoScreen
-	case errors.Is(err, inject.ErrNotIdle):
-		why.Cause = advice.NotIdle
-	case errors.Is(err, inject.ErrGone), errors.Is(err, inject.ErrOtherProcess):
-		why.Cause = advice.Gone
-	default:
-		why.Cause = advice.TypingFailed
+	why = advice.Why{PID: pid, Place: strings.TrimSpace(del.Backend + " " + del.Where), Held: errors.Is(err, inject.ErrHeld), Cause: advice.TypingFailed}
+	for _, r := range refusalCauses {
+		if errors.Is(err, r.refusal) {
+			why.Cause = r.cause
+			break
+		}
 	}
 	return fmt.Errorf("%w: %w", why, err)
 }

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -47,5 +48,19 @@ func TestUndeliveredFromEveryBackendIsOnePlainSentence(t *testing.T) {
 	}
 	if undelivered(nil, del, 0) != nil {
 		t.Error("a delivery that worked has a reason")
+	}
+}
+
+// TestEveryRefusalIsTold: each reason inject refuses a delivery for is
+// told in its own words, never as "typing failed".
+func TestEveryRefusalIsTold(t *testing.T) {
+	for _, r := range inject.Refusals {
+		why := advice.WhyOf(undelivered(fmt.Errorf("pane %%3: %w", r), inject.Delivery{Backend: "tmux", Where: "%3"}, 7))
+		if why.Cause == advice.TypingFailed {
+			t.Errorf("refusal %q is told as a terminal that refused the keys", r)
+		}
+	}
+	if why := advice.WhyOf(undelivered(errors.New("tmux: exit status 1"), inject.Delivery{}, 7)); why.Cause != advice.TypingFailed {
+		t.Errorf("a failed tmux command is told as %v", why.Cause)
 	}
 }

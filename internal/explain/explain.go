@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"nudge/internal/advice"
+	"nudge/internal/classify"
 	"nudge/internal/inbox"
 	"nudge/internal/safetext"
 	"nudge/internal/status"
@@ -161,7 +162,7 @@ func (t Timeline) Story() []Line {
 	for _, d := range t.Decisions {
 		text := d.What
 		for _, a := range t.Attempts {
-			if before, ok := strings.CutSuffix(text, ": "+a.Reason); ok && a.Status == "failed" && a.Reason != "" && !d.Time.Before(a.Started) {
+			if before, ok := strings.CutSuffix(text, ": "+a.Reason); ok && a.Status == inbox.AttemptFailed && a.Reason != "" && !d.Time.Before(a.Started) {
 				text = fmt.Sprintf("%s why continuation %d was not delivered", before, a.Attempt)
 				break
 			}
@@ -175,29 +176,16 @@ func (t Timeline) Story() []Line {
 	return lines
 }
 
-// eventWords are the events' kinds in words.
-var eventWords = map[string]string{
-	"turn_started": "turn started", "user_message": "message to the agent", "agent_activity": "agent working",
-	"agent_retrying": "agent retrying by itself", "agent_idle": "agent idle", "turn_done": "turn finished",
-	"turn_failed": "turn failed", "box_opened": "box opened", "box_closed": "box closed", "usage_limited": "usage limit",
-}
-
-// classWords are the failure classes in words (docs/behaviour.md §2).
-var classWords = map[string]string{
-	"provider_error": "provider error", "usage_limit": "usage limit", "auth": "sign-in needed",
-	"rejected": "request rejected", "cancelled": "cancelled by the person", "unknown": "error nudge does not recognise",
-}
-
 func eventLine(e Event) Line {
-	l := Line{At: e.DetectedAt, Kind: LineEvent, Text: words(eventWords, e.Kind), Quote: e.Message}
-	switch e.Kind {
-	case "turn_failed":
+	l := Line{At: e.DetectedAt, Kind: LineEvent, Text: classify.Kind(e.Kind).Words(), Quote: e.Message}
+	switch classify.Kind(e.Kind) {
+	case classify.TurnFailed:
 		l.Tone = "failed"
-	case "turn_done":
+	case classify.TurnDone:
 		l.Tone = "ok"
 	}
-	if e.Class != "" && e.Kind != "usage_limited" {
-		l.Text += ": " + words(classWords, e.Class)
+	if e.Class != "" && classify.Kind(e.Kind) != classify.UsageLimited {
+		l.Text += ": " + classify.Class(e.Class).Words()
 	}
 	if e.Code != "" {
 		l.Text += " (" + e.Code + ")"
@@ -215,9 +203,9 @@ func attemptLine(a Try) Line {
 	l := Line{At: a.Started, Kind: LineAttempt}
 	place := strings.TrimSpace(a.Backend + " " + a.Target)
 	switch a.Status {
-	case "sent":
+	case inbox.AttemptSent:
 		l.Tone, l.Text = "ok", fmt.Sprintf("continuation %d typed", a.Attempt)
-	case "failed":
+	case inbox.AttemptFailed:
 		l.Tone, l.Text = "failed", fmt.Sprintf("continuation %d not delivered", a.Attempt)
 	default:
 		l.Text = fmt.Sprintf("continuation %d being typed", a.Attempt)
@@ -229,14 +217,6 @@ func attemptLine(a Try) Line {
 		l.Text += ": " + a.Reason
 	}
 	return l
-}
-
-// words is m's words for key, else the key with its underscores as spaces.
-func words(m map[string]string, key string) string {
-	if w, ok := m[key]; ok {
-		return w
-	}
-	return strings.ReplaceAll(key, "_", " ")
 }
 
 // Print writes the story for a person's terminal: the records' text as

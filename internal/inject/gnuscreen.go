@@ -165,31 +165,24 @@ func hardcopyText(b []byte) string {
 	return string(r)
 }
 
+// verify checks, at Send, that window w still holds the process it was
+// located for.
 func (x *Screen) verify(ctx context.Context, w Where) error {
-	place := "screen window " + w.Pane
-	agent, err := sameRun(w, place)
+	agent, pane, tty, err := reread(w, windowPlace(w))
 	if err != nil {
 		return err
-	}
-	pane, err := readProcess(w.PanePID)
-	if errors.Is(err, ErrGone) {
-		return refuse(ErrGone, "%s is gone (its process exited)", place)
-	}
-	if err != nil {
-		return err
-	}
-	tty := proc.TTYPath(pane)
-	if tty == "" {
-		return refuse(ErrGone, "%s is gone (its process has no terminal)", place)
 	}
 	return x.holds(ctx, w, agent, pane, tty)
 }
+
+// windowPlace names window w in messages.
+func windowPlace(w Where) string { return "screen window " + w.Pane }
 
 // holds checks that window w is agent's: screen lists the window, pane is
 // the process screen started in it (a child of the session's server with
 // w's WINDOW), and agent runs under pane on its terminal tty.
 func (x *Screen) holds(ctx context.Context, w Where, agent, pane proc.Process, tty string) error {
-	place := "screen window " + w.Pane
+	place := windowPlace(w)
 	_, sty := screenSession(w.Server)
 	server, err := screenServer(sty)
 	if err != nil {
@@ -204,10 +197,7 @@ func (x *Screen) holds(ctx context.Context, w Where, agent, pane proc.Process, t
 	if n, err := windowClaims(ctx, server, w.Pane); err != nil || n != 1 {
 		return refuse(ErrOtherProcess, "%s is claimed by %d processes of screen session %s (windows renumbered?), so which one is the agent's cannot be told", place, n, sty)
 	}
-	if under, err := descendsFrom(agent.PID, pane.PID); err != nil || !under {
-		return refuse(ErrOtherProcess, "%s now belongs to another process (pid %d is not under window process %d)", place, agent.PID, pane.PID)
-	}
-	if err := sameTerminal(agent, pane, tty, place); err != nil {
+	if err := underPane(agent, pane, tty, place); err != nil {
 		return err
 	}
 	out, err := x.windowNumber(ctx, w)

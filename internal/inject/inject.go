@@ -54,6 +54,14 @@ var (
 	ErrNotAlone = errors.New("holds more than the continuation: Enter not pressed")
 )
 
+// Refusals are the reasons a delivery is refused for, ErrHeld aside (a
+// mark that comes with one of them); the daemon tells each in its own words,
+// and a test holds its table to this list.
+var Refusals = []error{
+	ErrNoTerminal, ErrNotInTerminal, ErrNoProcess, ErrAmbiguous, ErrGone, ErrOtherProcess,
+	ErrCopyMode, ErrNotIdle, ErrNoScreen, ErrBadSession, ErrDraft, ErrLeftover, ErrPresent, ErrNotAlone,
+}
+
 // PresentFor is how long after a person's last key a place counts as in
 // use (docs/behaviour.md §3).
 const PresentFor = 5 * time.Second

@@ -1,6 +1,7 @@
 package inject
 
 import (
+	"errors"
 	"fmt"
 
 	"nudge/internal/proc"
@@ -29,6 +30,35 @@ func paneProcess(agent proc.Process, isServer func(ppid int) (bool, error)) (pro
 		}
 	}
 	return proc.Process{}, refuse(ErrNotInTerminal, "pid %d does not run under the multiplexer's server", agent.PID)
+}
+
+// reread reads again, at Send, the agent process and the process the
+// multiplexer started in w's place: the agent must be the same run, the
+// pane's process still there on a terminal, tty.
+func reread(w Where, place string) (agent, pane proc.Process, tty string, err error) {
+	if agent, err = sameRun(w, place); err != nil {
+		return
+	}
+	pane, err = readProcess(w.PanePID)
+	if errors.Is(err, ErrGone) {
+		return agent, pane, "", refuse(ErrGone, "%s is gone (its process exited)", place)
+	}
+	if err != nil {
+		return
+	}
+	if tty = proc.TTYPath(pane); tty == "" {
+		return agent, pane, "", refuse(ErrGone, "%s is gone (its process has no terminal)", place)
+	}
+	return agent, pane, tty, nil
+}
+
+// underPane checks that agent runs under the pane's process, on its
+// terminal tty.
+func underPane(agent, pane proc.Process, tty, place string) error {
+	if under, err := descendsFrom(agent.PID, pane.PID); err != nil || !under {
+		return refuse(ErrOtherProcess, "%s now belongs to another process (pid %d is not under its process %d)", place, agent.PID, pane.PID)
+	}
+	return sameTerminal(agent, pane, tty, place)
 }
 
 // sameTerminal checks that agent and its pane's process share the

@@ -101,31 +101,24 @@ func (x *Zellij) Screen(ctx context.Context, w Where) (string, error) {
 	return x.action(ctx, w, "dump-screen", "--pane-id", w.Pane)
 }
 
+// verify checks, at Send, that pane w still holds the process it was
+// located for.
 func (x *Zellij) verify(ctx context.Context, w Where) error {
-	place := "zellij pane " + w.Pane
-	agent, err := sameRun(w, place)
+	agent, pane, tty, err := reread(w, zellijPlace(w))
 	if err != nil {
 		return err
-	}
-	pane, err := readProcess(w.PanePID)
-	if errors.Is(err, ErrGone) {
-		return refuse(ErrGone, "%s is gone (its process exited)", place)
-	}
-	if err != nil {
-		return err
-	}
-	tty := proc.TTYPath(pane)
-	if tty == "" {
-		return refuse(ErrGone, "%s is gone (its process has no terminal)", place)
 	}
 	return x.holds(ctx, w, agent, pane, tty)
 }
+
+// zellijPlace names pane w in messages.
+func zellijPlace(w Where) string { return "zellij pane " + w.Pane }
 
 // holds checks that pane w is agent's: pane is the process zellij started
 // in it (its environment names w's session and pane), agent runs under it
 // on its terminal tty, and zellij lists the pane as a live terminal pane.
 func (x *Zellij) holds(ctx context.Context, w Where, agent, pane proc.Process, tty string) error {
-	place := "zellij pane " + w.Pane
+	place := zellijPlace(w)
 	id := strings.TrimPrefix(w.Pane, "terminal_")
 	paneID, _, _ := processEnv(pane.PID, "ZELLIJ_PANE_ID")
 	session, _, _ := processEnv(pane.PID, "ZELLIJ_SESSION_NAME")
@@ -135,10 +128,7 @@ func (x *Zellij) holds(ctx context.Context, w Where, agent, pane proc.Process, t
 	if !zellijServer(pane.PPID, w.Server) {
 		return refuse(ErrOtherProcess, "%s now belongs to another process (pid %d was not started by zellij)", place, pane.PID)
 	}
-	if under, err := descendsFrom(agent.PID, pane.PID); err != nil || !under {
-		return refuse(ErrOtherProcess, "%s now belongs to another process (pid %d is not under pane proc.Process %d)", place, agent.PID, pane.PID)
-	}
-	if err := sameTerminal(agent, pane, tty, place); err != nil {
+	if err := underPane(agent, pane, tty, place); err != nil {
 		return err
 	}
 	out, err := x.action(ctx, w, "list-panes", "--json")
