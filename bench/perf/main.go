@@ -7,7 +7,10 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"container/heap"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -31,6 +34,8 @@ import (
 	"nudge/internal/history"
 	"nudge/internal/samples"
 	"nudge/internal/watch/disk"
+
+	_ "modernc.org/sqlite"
 )
 
 func main() {
@@ -38,8 +43,8 @@ func main() {
 	watchers := flag.String("watchers", "auto,folders", "ways of seeing changes (watch.events): auto is inotify here; folders is the macOS design")
 	idle := flag.Duration("idle", 60*time.Second, "how long idle CPU is measured")
 	busy := flag.Duration("busy", 20*time.Second, "how long each busy-agents row runs")
-	long := flag.Bool("long", false, "add the long rows: 500 sessions × 20 lines/s")
-	only := flag.String("rows", "", "busy rows to run instead of the usual ones, as sessions×lines/s: 200x20,1x2000; -rows= runs none")
+	long := flag.Bool("long", false, "add the long rows: 500 sessions × 20 records/s")
+	only := flag.String("rows", "", "busy rows to run instead of the usual ones, as sessions×records/s: 200x20,1x2000; -rows= runs none")
 	nudge := flag.String("nudge", "", "nudge binary (default: build ./cmd/nudge)")
 	cache := flag.String("cache", "", "where histories are kept (default: $XDG_CACHE_HOME/nudge-bench)")
 	flag.Parse()
@@ -103,10 +108,10 @@ type bench struct {
 // dead turn does.
 const loneGap = 400 * time.Millisecond
 
-// busyRow is sessions × lines per second each.
+// busyRow is sessions × records per second each.
 type busyRow struct{ sessions, rate int }
 
-func (r busyRow) String() string { return fmt.Sprintf("%d × %d lines/s", r.sessions, r.rate) }
+func (r busyRow) String() string { return fmt.Sprintf("%d × %d records/s", r.sessions, r.rate) }
 
 // column is what one history size and watcher gave.
 type column struct {
@@ -115,6 +120,7 @@ type column struct {
 	find, findStat       time.Duration
 	first, second        time.Duration
 	cpuPerMin            float64 // idle CPU seconds per minute
+	wakesPerMin          float64 // idle context switches of all its threads per minute
 	rss, rssAfter        int     // KB, after the first scan and after a restart, idle
 	anon, anonAfter      int     // their anonymous part
 	asked, askedAfter    int     // KB, the same 3 s after a request
@@ -127,16 +133,18 @@ type column struct {
 type busyFigure struct {
 	core     float64 // share of one core
 	p50, p99 time.Duration
-	lines    int
+	lines    int // records written, each one write
 	bytes    int64
 	rate     float64 // bytes written per second
+	writes   float64 // records written per second
 }
 
 // measure starts the daemon on home twice (a first start, then a restart),
 // measuring each start, the idle daemon, detection, and the busy rows.
 func (b *bench) measure(home string, files int, mode string, rows []busyRow) column {
 	leftovers, _ := filepath.Glob(filepath.Join(home, ".claude", "projects", "-bench-*"))
-	for _, l := range leftovers {
+	rollouts, _ := filepath.Glob(filepath.Join(home, ".codex", "sessions", "2026", "12", "bench-*"))
+	for _, l := range append(append(leftovers, rollouts...), filepath.Join(home, ".local")) {
 		check(os.RemoveAll(l)) // of a run that was stopped
 	}
 	c := column{files: files, mode: mode, find: b.find(home, "-type", "f"), findStat: b.find(home, "-type", "f", "-printf", "%s %T@\n"),
@@ -156,7 +164,7 @@ func (b *bench) measure(home string, files int, mode string, rows []busyRow) col
 	}
 	c.asked, c.rss, c.anon = d.idleRSS()
 	c.fds = d.fds()
-	c.cpuPerMin = d.idleCPU(b.idle)
+	c.cpuPerMin, c.wakesPerMin = d.idleCPU(b.idle)
 	for range 3 {
 		d.stop()
 		d = b.start(env, d.data)
@@ -166,11 +174,11 @@ func (b *bench) measure(home string, files int, mode string, rows []busyRow) col
 	c.fdsAfter = d.fds()
 	defer d.stop()
 
-	w := newWriter(home, fmt.Sprintf("detect-%d-%s", files, mode))
+	w := newWriter(home, "claude", "interactive-main.jsonl", fmt.Sprintf("detect-%d-%s", files, mode))
 	lat := w.detect(d, 300, 20*time.Millisecond)
 	w.remove()
 	c.detectP50, c.detectP99 = quantile(lat, 0.5), quantile(lat, 0.99)
-	w = newWriter(home, fmt.Sprintf("lone-%d-%s", files, mode))
+	w = newWriter(home, "claude", "interactive-main.jsonl", fmt.Sprintf("lone-%d-%s", files, mode))
 	lat = w.detect(d, 20, loneGap)
 	w.remove()
 	c.loneP50, c.loneP99 = quantile(lat, 0.5), quantile(lat, 0.99)
@@ -279,10 +287,38 @@ func (d *daemon) cpu() time.Duration {
 	return time.Duration(ticks) * time.Second / 100 // USER_HZ
 }
 
-func (d *daemon) idleCPU(window time.Duration) float64 {
-	before := d.cpu()
+// idleCPU is the daemon's CPU seconds and the context switches of all its
+// threads, each per minute, over window.
+func (d *daemon) idleCPU(window time.Duration) (cpu, switches float64) {
+	before, sw := d.cpu(), d.switches()
 	time.Sleep(window)
-	return (d.cpu() - before).Seconds() / window.Minutes()
+	return (d.cpu() - before).Seconds() / window.Minutes(), float64(d.switches()-sw) / window.Minutes()
+}
+
+// switches is how often the daemon's threads have stopped running so far,
+// on their own (a wait: each is a wake-up after it) or taken off a core:
+// voluntary_ctxt_switches and nonvoluntary_ctxt_switches of every
+// /proc/PID/task/TID/status. The Go runtime keeps its threads, so none
+// that counted is gone by the next reading.
+func (d *daemon) switches() int {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", d.cmd.Process.Pid))
+	check(err)
+	n := 0
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // a thread that ended
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			k, v, _ := strings.Cut(l, ":")
+			if k == "voluntary_ctxt_switches" || k == "nonvoluntary_ctxt_switches" {
+				c, err := strconv.Atoi(strings.TrimSpace(v))
+				check(err)
+				n += c
+			}
+		}
+	}
+	return n
 }
 
 // idleRSS reads the daemon's resident memory in KB 3 s after the status
@@ -323,99 +359,239 @@ func (d *daemon) fds() int {
 	return len(names)
 }
 
-// writer appends Claude Code records of agents at work, taken from a
-// captured transcript, to transcripts of sessions of its own: each turn a
-// person's prompt, turnRecords records of the agent at work (answers, tool
-// calls and results) and the turn's end; every record stamped with the
-// time it is written and given an id of its own.
+// writer appends the records of an agent at work, taken from a captured
+// session file, to session files of its own, as the agent does: each
+// record one write of its own. The records before the first event open
+// each file (Codex's session_meta); then each turn is its opening (from
+// the first event to the person's prompt), turnRecords records of the
+// agent at work (answers, tool calls and results) and the turn's end.
+// Every record is stamped when written and has ids of its own.
 type writer struct {
-	dir          string
-	prompt, done string
-	work         []string
-	ids          []string // the ids in the sample
-	turnRecords  int
+	agent       string
+	dir         string
+	name        func(id string) string // a session's file name
+	head, open  []string
+	work        []string
+	done        string
+	ids         []string // the ids in the sample
+	turnRecords int
 }
 
 var (
-	stamp    = regexp.MustCompile(`"timestamp":"[^"]*"`)
-	recordID = regexp.MustCompile(`"uuid":"[^"]*"`)
+	stamp = regexp.MustCompile(`"timestamp":"[^"]*"`)
+	// sessionIDs find a session's id in its records.
+	sessionIDs = map[string]*regexp.Regexp{
+		"claude": regexp.MustCompile(`"sessionId":"([^"]*)"`),
+		"codex":  regexp.MustCompile(`"type":"session_meta".*?"id":"([0-9a-f-]{36})"`),
+	}
 )
 
-func newWriter(home, project string) *writer {
-	path := samples.Dir("claude", "interactive-main.jsonl")
+// stampLayout is the time a record is stamped with: fixed in width, so a
+// record's bytes are patched in place.
+const stampLayout = "2006-01-02T15:04:05.000000Z"
+
+// newWriter is a writer of Claude Code transcripts (agent "claude") or
+// Codex rollouts ("codex") from the sample, into a folder of home's named
+// by project.
+func newWriter(home, agent, sample, project string) *writer {
+	path := samples.Dir(agent, sample)
 	b, err := os.ReadFile(path)
 	check(err)
-	dir := filepath.Join(home, ".claude", "projects", "-bench-"+project)
-	check(os.RemoveAll(dir))
-	check(os.MkdirAll(dir, 0o700))
-	w := &writer{dir: dir, ids: history.IDs(string(b)), turnRecords: 200}
-	agent, _ := classify.Lookup("claude")
-	r := agent.NewReader(path, disk.Files{})
+	w := &writer{agent: agent, ids: history.IDs(string(b)), turnRecords: 200}
+	switch agent {
+	case "claude":
+		w.dir = filepath.Join(home, ".claude", "projects", "-bench-"+project)
+		w.name = func(id string) string { return id + ".jsonl" }
+	case "codex":
+		w.dir = filepath.Join(home, ".codex", "sessions", "2026", "12", "bench-"+project)
+		w.name = func(id string) string { return "rollout-2026-12-04T00-00-00-" + id + ".jsonl" }
+	}
+	check(os.RemoveAll(w.dir))
+	check(os.MkdirAll(w.dir, 0o700))
+	a, _ := classify.Lookup(agent)
+	r := a.NewReader(path, disk.Files{})
+	prompted := false
 	for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
 		var kinds []classify.Kind
 		for _, ev := range r.Read([]byte(l)) {
 			kinds = append(kinds, ev.Kind)
 		}
+		l += "\n"
 		switch {
-		case len(kinds) == 0:
-		case w.prompt == "" && kinds[0] == classify.UserMessage:
-			w.prompt = l + "\n"
+		case len(w.open) == 0 && len(kinds) == 0:
+			w.head = append(w.head, l)
+		case !prompted:
+			w.open = append(w.open, l)
+			prompted = len(kinds) > 0 && kinds[0] == classify.UserMessage
 		case w.done == "" && slices.Equal(kinds, []classify.Kind{classify.TurnDone}):
-			w.done = l + "\n"
-		case !slices.ContainsFunc(kinds, func(k classify.Kind) bool { return k != classify.AgentActivity }):
-			w.work = append(w.work, l+"\n")
+			w.done = l
+		case len(kinds) > 0 && !slices.ContainsFunc(kinds, func(k classify.Kind) bool { return k != classify.AgentActivity }):
+			w.work = append(w.work, l)
 		}
 	}
-	if w.prompt == "" || w.done == "" || len(w.work) == 0 {
+	if !prompted || w.done == "" || len(w.work) == 0 {
 		log.Fatalf("%s: no prompt, turn end or records of work to write", path)
 	}
 	return w
 }
 
-// session is one transcript being written.
-type session struct {
-	id           string
-	n            int
-	f            *os.File
-	prompt, done string   // the writer's records with this session's ids
-	work         []string // the same
-	turnRecords  int
-	next         int
+// recorder is one session being written: by a file of its own, or by
+// rows of a database.
+type recorder interface {
+	// write writes the session's next record, stamped now; it returns its
+	// size.
+	write() int
+	close()
 }
 
-var sessionID = regexp.MustCompile(`"sessionId":"([^"]*)"`)
+// session is one session file being written.
+type session struct {
+	id      string
+	n       int
+	f       *os.File
+	records [][]byte // a turn's, with this session's ids; head first
+	head    int      // how many of records open the file only
+	next    int
+	stamps  [][]int // each record's places of its stamps
+	uuids   [][]int // and of its record ids
+}
 
 func (w *writer) session(i int) *session {
 	ids := history.NewIDs(w.ids, fmt.Sprintf("%s/%d", w.dir, i))
-	s := &session{n: i, prompt: ids.Replace(w.prompt), done: ids.Replace(w.done), turnRecords: w.turnRecords}
-	for _, l := range w.work {
-		s.work = append(s.work, ids.Replace(l))
+	placeholder := `"timestamp":"` + stampLayout + `"`
+	s := &session{n: i, head: len(w.head)}
+	var lines []string
+	lines = append(lines, w.head...)
+	lines = append(lines, w.open...)
+	for k := range w.turnRecords {
+		lines = append(lines, w.work[k%len(w.work)])
 	}
-	s.id = sessionID.FindStringSubmatch(s.prompt)[1]
-	f, err := os.OpenFile(filepath.Join(w.dir, s.id+".jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	for _, l := range append(lines, w.done) {
+		l = stamp.ReplaceAllLiteralString(ids.Replace(l), placeholder)
+		s.records = append(s.records, []byte(l))
+		s.stamps = append(s.stamps, places(l, `"timestamp":"`))
+		s.uuids = append(s.uuids, places(l, `"uuid":"`))
+	}
+	s.id = sessionIDs[w.agent].FindStringSubmatch(string(bytes.Join(s.records, nil)))[1]
+	f, err := os.OpenFile(filepath.Join(w.dir, w.name(s.id)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	check(err)
 	s.f = f
 	return s
 }
 
-// write appends the session's next record, stamped now; it returns its size.
+// places are where the values after each key start in l.
+func places(l, key string) []int {
+	var out []int
+	for at := 0; ; {
+		i := strings.Index(l[at:], key)
+		if i < 0 {
+			return out
+		}
+		at += i + len(key)
+		out = append(out, at)
+	}
+}
+
 func (s *session) write() int {
-	var l string
-	switch n := s.next % (s.turnRecords + 2); n {
-	case 0:
-		l = s.prompt
-	case s.turnRecords + 1:
-		l = s.done
-	default:
-		l = s.work[(s.next/(s.turnRecords+2)*s.turnRecords+n-1)%len(s.work)]
+	k := s.next
+	if k >= len(s.records) {
+		k = s.head + (k-s.head)%(len(s.records)-s.head)
 	}
 	s.next++
-	now := time.Now().UTC().Format(time.RFC3339Nano)
-	l = stamp.ReplaceAllLiteralString(l, `"timestamp":"`+now+`"`)
-	l = recordID.ReplaceAllLiteralString(l, fmt.Sprintf(`"uuid":"%08x-0000-4000-8000-%012x"`, s.n, s.next))
-	_, err := s.f.WriteString(l)
+	rec := s.records[k]
+	now := time.Now().UTC().AppendFormat(nil, stampLayout)
+	for _, at := range s.stamps[k] {
+		copy(rec[at:], now)
+	}
+	for _, at := range s.uuids[k] {
+		copy(rec[at:], fmt.Appendf(nil, "%08x-0000-4000-8000-%012x", s.n, s.next))
+	}
+	_, err := s.f.Write(rec) // one write, as the agents' own
 	check(err)
-	return len(l)
+	return len(rec)
+}
+
+func (s *session) close() { s.f.Close() }
+
+// openCode writes OpenCode's database as its processes do: each record one
+// row committed on its own, in the one database of every session
+// (docs/agents/opencode.md §2.1). It starts as a copy of a sample; each
+// session's rows are its work rows (the parts of answers streamed), each
+// with an id of its own.
+type openCode struct {
+	root string // the folder made for it, which no history has
+	path string
+	db   *sql.DB
+	work []eventRow
+}
+
+// eventRow is a row of OpenCode's event table.
+type eventRow struct{ typ, data, session string }
+
+// openCodeSample is the captured database the writer starts from.
+const openCodeSample = "ok"
+
+func newOpenCode(home string) *openCode {
+	dir := filepath.Join(home, ".local", "share", "opencode")
+	check(os.RemoveAll(dir))
+	check(os.MkdirAll(dir, 0o700))
+	o := &openCode{root: filepath.Join(home, ".local"), path: filepath.Join(dir, "opencode.db")}
+	b, err := os.ReadFile(samples.Dir("opencode", openCodeSample+".opencode.db"))
+	check(err)
+	check(os.WriteFile(o.path, b, 0o600))
+	db, err := sql.Open("sqlite", "file:"+o.path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(wal)")
+	check(err)
+	db.SetMaxOpenConns(1)
+	o.db = db
+	rows, err := db.Query(`SELECT type, data, aggregate_id FROM event WHERE type = 'message.part.updated.1' ORDER BY seq`)
+	check(err)
+	for rows.Next() {
+		var r eventRow
+		check(rows.Scan(&r.typ, &r.data, &r.session))
+		o.work = append(o.work, r)
+	}
+	check(rows.Err())
+	if len(o.work) == 0 {
+		log.Fatalf("%s: no rows of work to write", o.path)
+	}
+	return o
+}
+
+// openCodeSession is one session's rows.
+type openCodeSession struct {
+	o    *openCode
+	id   string
+	next int
+}
+
+func (o *openCode) session(i int) *openCodeSession {
+	return &openCodeSession{o: o, id: fmt.Sprintf("ses_bench%017d", i)}
+}
+
+func (s *openCodeSession) write() int {
+	r := s.o.work[s.next%len(s.o.work)]
+	s.next++
+	data := strings.ReplaceAll(r.data, r.session, s.id)
+	_, err := s.o.db.Exec(`INSERT INTO event (id, aggregate_id, seq, type, data) VALUES (?, ?, ?, ?, ?)`,
+		fmt.Sprintf("evt_%s_%d", s.id, s.next), s.id, 1000+s.next, r.typ, data)
+	check(err)
+	return len(data)
+}
+
+func (s *openCodeSession) close() {}
+
+// remove deletes the database, again while the daemon's own connection
+// makes its -wal and -shm files anew.
+func (o *openCode) remove() {
+	check(o.db.Close())
+	var err error
+	for range 50 {
+		if err = os.RemoveAll(o.root); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	check(err)
 }
 
 // detect appends n user messages to one session, gap apart, and returns
@@ -435,43 +611,106 @@ func (w *writer) detect(d *daemon, n int, gap time.Duration) []time.Duration {
 	return d.latencies([]string{s.id}, n)
 }
 
-// remove deletes the writer's transcripts, so the cached history stays as
-// it was generated.
-func (w *writer) remove() { check(os.RemoveAll(w.dir)) }
+// remove deletes the writer's files, so the cached history stays as it
+// was generated: its folder, and the one above it if that is empty now
+// (made for a Codex writer's).
+func (w *writer) remove() {
+	check(os.RemoveAll(w.dir))
+	_ = os.Remove(filepath.Dir(w.dir)) // refused while it holds the history's
+}
 
-// busyRun runs one busy-agents row on the running daemon d.
-func (b *bench) busyRun(d *daemon, home, project string, r busyRow) busyFigure {
-	w := newWriter(home, project)
-	sessions := make([]*session, r.sessions)
-	for i := range sessions {
-		sessions[i] = w.session(i)
+// agentOf is the agent busy session i is of: of every eight, five Claude
+// Code transcripts, two Codex rollouts and one OpenCode session, a lone
+// session Claude Code's.
+func agentOf(i int) string {
+	switch i % 8 {
+	case 3, 6:
+		return "codex"
+	case 5:
+		return "opencode"
 	}
-	const tick = 50 * time.Millisecond
-	perTick := float64(r.rate) * tick.Seconds()
+	return "claude"
+}
+
+// due is a session and when its next record is written.
+type due struct {
+	at time.Time
+	s  recorder
+}
+
+// dueHeap orders sessions by their next record's time.
+type dueHeap []due
+
+func (h dueHeap) Len() int           { return len(h) }
+func (h dueHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h dueHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *dueHeap) Push(x any)        { *h = append(*h, x.(due)) }
+func (h *dueHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// busyRun runs one busy-agents row on the running daemon d: each session
+// writes its records at its rate, evenly, at a moment of its own (its
+// phase), one write each, so the writes of sessions do not come together.
+func (b *bench) busyRun(d *daemon, home, project string, r busyRow) busyFigure {
+	writers := map[string]*writer{
+		"claude": newWriter(home, "claude", "interactive-main.jsonl", project),
+		"codex":  newWriter(home, "codex", "tui-session-full.jsonl", project),
+	}
+	var oc *openCode
+	var ids []string
+	h := make(dueHeap, 0, r.sessions)
+	period := time.Second / time.Duration(r.rate)
+	start := time.Now()
+	for i := range r.sessions {
+		var s recorder
+		if a := agentOf(i); a == "opencode" {
+			if oc == nil {
+				oc = newOpenCode(home)
+			}
+			s = oc.session(i)
+		} else {
+			fs := writers[a].session(i)
+			ids = append(ids, fs.id)
+			s = fs
+		}
+		h = append(h, due{start.Add(period * time.Duration(i) / time.Duration(r.sessions)), s})
+	}
+	heap.Init(&h)
 	var fig busyFigure
 	before := d.cpu()
-	start := time.Now()
-	owed := 0.0
-	for t := time.NewTicker(tick); time.Since(start) < b.busy; <-t.C {
-		owed += perTick
-		for ; owed >= 1; owed-- {
-			for _, s := range sessions {
-				fig.bytes += int64(s.write())
-				fig.lines++
-			}
+	for {
+		next := &h[0]
+		wait := time.Until(next.at)
+		if next.at.Sub(start) >= b.busy {
+			break
 		}
+		if wait > 0 {
+			time.Sleep(wait)
+		}
+		fig.bytes += int64(next.s.write())
+		fig.lines++
+		next.at = next.at.Add(period)
+		heap.Fix(&h, 0)
 	}
 	written := time.Since(start)
 	time.Sleep(time.Second) // the last lines
 	fig.core = (d.cpu() - before).Seconds() / time.Since(start).Seconds()
 	fig.rate = float64(fig.bytes) / written.Seconds()
-	ids := make([]string, len(sessions))
-	for i, s := range sessions {
-		ids[i] = s.id
-		s.f.Close()
+	fig.writes = float64(fig.lines) / written.Seconds()
+	for _, e := range h {
+		e.s.close()
 	}
 	lat := d.latencies(ids, 0)
-	w.remove()
+	for _, w := range writers {
+		w.remove()
+	}
+	if oc != nil {
+		oc.remove()
+	}
 	fig.p50, fig.p99 = quantile(lat, 0.5), quantile(lat, 0.99)
 	return fig
 }
@@ -539,6 +778,7 @@ func report(out *os.File, cols []column, rows []busyRow, empty time.Duration) {
 	line("first start → ready (× each find)", func(c column) string { return start(c.first, c) })
 	line("second start → ready (× each find)", func(c column) string { return start(c.second, c) })
 	line("idle CPU s/min", func(c column) string { return fmt.Sprintf("%.3f", c.cpuPerMin) })
+	line("idle wake-ups/min (context switches, all threads)", func(c column) string { return fmt.Sprintf("%.1f", c.wakesPerMin) })
 	line("idle RSS MB (first scan / restart)", func(c column) string {
 		return fmt.Sprintf("%.1f / %.1f", float64(c.rss)/1024, float64(c.rssAfter)/1024)
 	})
@@ -554,7 +794,7 @@ func report(out *os.File, cols []column, rows []busyRow, empty time.Duration) {
 	for i, r := range rows {
 		line("busy "+r.String()+": core", func(c column) string {
 			f := c.busy[i]
-			return fmt.Sprintf("%.1f %% (%.1f MB/s)", 100*f.core, f.rate/1e6)
+			return fmt.Sprintf("%.1f %% (%.0f writes/s, %.1f MB/s)", 100*f.core, f.writes, f.rate/1e6)
 		})
 		line("busy "+r.String()+": p50 / p99", func(c column) string { return ms(c.busy[i].p50) + " / " + ms(c.busy[i].p99) })
 	}
@@ -585,7 +825,7 @@ func ints(s string) []int {
 	return out
 }
 
-// parseRows reads busy rows written as sessions×lines/s: "200x20,1x2000".
+// parseRows reads busy rows written as sessions×records/s: "200x20,1x2000".
 func parseRows(s string) []busyRow {
 	var rows []busyRow
 	for _, f := range strings.Split(s, ",") {
@@ -594,7 +834,7 @@ func parseRows(s string) []busyRow {
 		}
 		n, r, ok := strings.Cut(f, "x")
 		if !ok {
-			log.Fatalf("-rows: %q is not sessions×lines/s, such as 200x20", f)
+			log.Fatalf("-rows: %q is not sessions×records/s, such as 200x20", f)
 		}
 		rows = append(rows, busyRow{ints(n)[0], ints(r)[0]})
 	}

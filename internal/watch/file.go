@@ -181,6 +181,7 @@ type reading struct {
 	// checkpoint: the next read emits the position even when it reads no line.
 	checkpoint bool
 	bad        *badLines // skipped lines, once there are some
+	dbRead     time.Time // a database: when it was last read
 }
 
 // commitPoint is a position of a tail with the identity of its file.

@@ -51,11 +51,32 @@ func databaseStamp(p string, main os.FileInfo) (size int64, mtime time.Time) {
 // more (readDatabase); a variable for tests.
 var databaseSettle = 100 * time.Millisecond
 
+// deferDatabase reports whether an event naming t's database waits for
+// the look after it, keeping it for then: a database being written is read
+// once per databaseSettle on its events, the commits meanwhile together,
+// so its cost follows the rows read, not the commits (docs/performance.md
+// §3). A read asked for (Sync) or due (a scan, the look after a change)
+// reads at once.
+func (w *Watcher) deferDatabase(t *tail) bool {
+	if !t.database || t.reading == nil {
+		return false
+	}
+	next := t.dbRead.Add(databaseSettle)
+	if !time.Now().Before(next) {
+		return false
+	}
+	if at, ok := w.relook[t]; !ok || next.Before(at) {
+		w.relook[t] = next
+	}
+	return true
+}
+
 // readDatabase emits the event rows written since t's position; fi
 // describes the database file. One short read per call: the connection is
 // closed before it returns, so no read transaction pins OpenCode's WAL (§2.1).
 func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
 	w.wakeLive() // an OpenCode process is at work: it may run a server
+	t.dbRead = time.Now()
 	dev, ino := fileKey(fi)
 	size, mtime := databaseStamp(t.path, fi)
 	if size != t.size || mtime.UnixNano() != t.mtime {

@@ -407,6 +407,7 @@ func (w *Watcher) readLines(ctx context.Context, t *tail, size int64) {
 	if t.lines.pos < size {
 		w.src = source{f: t.f, off: t.lines.pos, end: size, ahead: w.ahead.from(t.lines.pos)}
 		w.br.Reset(&w.src)
+		id := t.id() // the file's identity, formatted once for all its lines
 		for ctx.Err() == nil {
 			if w.batchLines == nil {
 				w.batchLines = &lineArena{}
@@ -428,7 +429,7 @@ func (w *Watcher) readLines(ctx context.Context, t *tail, size int64) {
 					continue
 				}
 			}
-			w.emitFrom(ctx, t, Record{Agent: t.agent, Path: t.path, File: t.id(), Offset: at, End: end, Line: line, mark: t.mark})
+			w.emitFrom(ctx, t, Record{Agent: t.agent, Path: t.path, File: id, Offset: at, End: end, Line: line, mark: t.mark})
 		}
 		t.used = time.Now()
 	}

@@ -42,6 +42,11 @@ const (
 	minBatchGap = 10 * time.Millisecond
 	maxBatchGap = 50 * time.Millisecond
 	gapRecords  = 32
+	// eventGap is how long the events of files wait after those handled:
+	// a file written record by record in the meantime is read once for
+	// them all, and the files written are read together, into one batch.
+	// The first event after a quiet moment is handled at once.
+	eventGap = minBatchGap
 	// A batch is sent once it holds this many records, or bytes of lines.
 	batchRecords = 1024
 	batchBytes   = 4 << 20
@@ -505,6 +510,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	chores := time.NewTimer(time.Hour)
 	defer chores.Stop()
+	resume := time.NewTimer(time.Hour) // takes events again after eventGap
+	resume.Stop()
+	defer resume.Stop()
 	gap := time.NewTimer(time.Hour)
 	gap.Stop()
 	defer gap.Stop()
@@ -531,6 +539,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 			}
 			w.handleAll(ctx, ev, events)
 			soon()
+			events = nil
+			resume.Reset(eventGap)
+		case <-resume.C:
+			events = w.fsw.Events
 		case err, ok := <-errs:
 			if !ok {
 				errs = nil
@@ -687,7 +699,9 @@ func (w *Watcher) handle(ctx context.Context, ev fsnotify.Event) {
 	}
 	if t := w.tails[ev.Name]; t != nil && ev.Op&^(fsnotify.Write|fsnotify.Chmod) == 0 {
 		t.seen = w.gen
-		w.readWritten(ctx, t) // a followed file written: the common case, busy agents
+		if !w.deferDatabase(t) {
+			w.readWritten(ctx, t) // a followed file written: the common case, busy agents
+		}
 		return
 	}
 	if (ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename)) && w.dirs[ev.Name] {
@@ -705,7 +719,9 @@ func (w *Watcher) handle(ctx context.Context, ev fsnotify.Event) {
 		if set, ok := r.fileSet(rel); ok {
 			w.visit(ctx, r, ev.Name, set, true)
 		} else if db, set, ok := r.databaseOf(ev.Name, rel); ok {
-			w.visit(ctx, r, db, set, true)
+			if t := w.tails[db]; t == nil || !w.deferDatabase(t) {
+				w.visit(ctx, r, db, set, true)
+			}
 		}
 		if ev.Has(fsnotify.Create) && r.leadsTo(rel) && w.isDir(ev.Name) {
 			w.scanDir(ctx, r, ev.Name, rel)
