@@ -31,6 +31,9 @@ func init() {
 		Recognize:    recognizeGemini,
 		LoginHint:    geminiLoginHint,
 		ReadComposer: readGeminiComposer,
+		// docs/agents/gemini.md §8: an Enter within 40 ms of a paste is a
+		// new line; a margin for a loaded machine.
+		PasteSettle: 250 * time.Millisecond,
 		// docs/agents/gemini.md §5, §6.
 		Blind: "its own retries of a 5xx write nothing (by default it retries a 5xx " +
 			"without end), and its dialogs and approval prompts are not recorded",
