@@ -24,16 +24,24 @@ var geminiCLI = agentCLI{name: "Gemini CLI", env: "NUDGE_E2E_GEMINI", install: "
 // geminiPrompt is the empty prompt's placeholder (docs/agents/gemini.md §7).
 const geminiPrompt = "Type your message or @path/to/file"
 
-// TestRealGeminiRecoversAfter503 runs Gemini CLI in a tmux pane against a
-// fake Gemini API that answers each of the CLI's three attempts with a 503
-// inside the stream (a plain 503 the CLI retries without end,
+// TestRealGeminiRecovers runs Gemini CLI in a tmux pane against a fake
+// Gemini API that answers each of the CLI's three attempts with a 500 or a
+// 503 inside the stream (a plain 5xx the CLI retries without end,
 // docs/agents/gemini.md §5), and checks that nudge types its continuation
 // once and the next turn is answered.
-func TestRealGeminiRecoversAfter503(t *testing.T) {
-	g := startGemini(t, "stream-503", "stream-503", "stream-503")
+func TestRealGeminiRecovers(t *testing.T) {
+	for _, c := range []struct{ mode, status string }{{"stream-500", "INTERNAL"}, {"stream-503", "UNAVAILABLE"}} {
+		t.Run(c.mode, func(t *testing.T) { geminiRecovers(t, c.mode, c.status) })
+	}
+}
+
+// geminiRecovers is TestRealGeminiRecovers for one mode, whose error body
+// carries status.
+func geminiRecovers(t *testing.T, mode, status string) {
+	g := startGemini(t, mode, mode, mode)
 	g.p.typeLine("hello", "> hello")
 	g.waitTurns("the failed turn", func(ts []geminiTurn) bool {
-		return len(ts) >= 1 && ts[0].End == "error" && strings.Contains(ts[0].Content, "UNAVAILABLE")
+		return len(ts) >= 1 && ts[0].End == "error" && strings.Contains(ts[0].Content, status)
 	})
 	g.waitTurns("the continuation answered", func(ts []geminiTurn) bool {
 		return len(ts) >= 2 && ts[1].Text == continuation && ts[1].End == "gemini"
@@ -47,8 +55,8 @@ func TestRealGeminiRecoversAfter503(t *testing.T) {
 	for _, r := range g.srv.Main() {
 		modes = append(modes, r.Mode)
 	}
-	if main := g.srv.Main(); strings.Join(modes, ",") != "stream-503,stream-503,stream-503,ok" || main[3].LastUserText != continuation {
-		t.Errorf("main requests %+v, want three stream-503, then ok carrying the continuation", main)
+	if main := g.srv.Main(); strings.Join(modes, ",") != strings.Repeat(mode+",", 3)+"ok" || main[3].LastUserText != continuation {
+		t.Errorf("main requests %+v, want three %s, then ok carrying the continuation", main, mode)
 	}
 	if st, ok := g.status(); !ok || st.State != "finished" {
 		t.Errorf("status %+v (found %v), want finished", st, ok)
