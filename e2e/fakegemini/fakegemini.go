@@ -24,6 +24,7 @@
 //	stream-500   200, then the 500 body as the stream's first chunk
 //	stream-503   200, then the 503 body as the stream's first chunk
 //	drop         the connection is closed without an answer
+//	tool-shell   200, a call of run_shell_command with {"command":"echo hi"}
 package fakegemini
 
 import (
@@ -41,6 +42,9 @@ const (
 	ModeDrop = "drop"
 	// ModeSide is logged for requests that are not main-loop ones.
 	ModeSide = "side"
+	// ModeToolShell asks the CLI to run a shell command, which it asks
+	// the person to approve.
+	ModeToolShell = "tool-shell"
 )
 
 // ReplyText is the model text of every success.
@@ -89,7 +93,7 @@ var failures = map[string]failure{
 
 // Modes lists every scenario mode, in the order of the package doc.
 func Modes() []string {
-	return []string{ModeOK, "400", "401", "500", "503", "429-quota", streamPrefix + "500", streamPrefix + "503", ModeDrop}
+	return []string{ModeOK, "400", "401", "500", "503", "429-quota", streamPrefix + "500", streamPrefix + "503", ModeDrop, ModeToolShell}
 }
 
 // api is the Gemini API as the shared fake server plays it.
@@ -253,12 +257,18 @@ func answer(w http.ResponseWriter, rec Request, sse bool) int {
 	if rec.Mode == ModeSide {
 		text = "A side answer."
 	}
+	answer := response(text)
+	if rec.Mode == ModeToolShell {
+		answer["candidates"] = []any{map[string]any{
+			"content": map[string]any{"role": "model", "parts": []any{map[string]any{"functionCall": map[string]any{
+				"name": "run_shell_command", "args": map[string]any{"command": "echo hi", "description": "Print hi."}}}}},
+			"finishReason": "STOP", "index": 0}}
+	}
 	if !sse {
-		fakeprovider.WriteJSON(w, http.StatusOK, []any{response(text)})
+		fakeprovider.WriteJSON(w, http.StatusOK, []any{answer})
 		return http.StatusOK
 	}
-	ev := fakeprovider.StartEvents(w)
-	ev.Send("", response(text))
+	fakeprovider.StartEvents(w).Send("", answer)
 	return http.StatusOK
 }
 

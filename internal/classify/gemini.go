@@ -117,11 +117,12 @@ func (c *geminiChat) Read(line []byte) []Event {
 		out = []Event{e, c.event(TurnStarted, ts)}
 	case "gemini":
 		// A message is appended again, whole, as its tokens and tool
-		// calls arrive; one without tool calls answers the turn (§3).
-		if len(r.ToolCalls) > 0 {
-			out = []Event{c.event(AgentActivity, ts)}
-		} else {
+		// calls arrive; one with text and without tool calls answers the
+		// turn (§3).
+		if text, _ := geminiUserText(r.Content); len(r.ToolCalls) == 0 && strings.TrimSpace(text) != "" {
 			out = []Event{c.event(TurnDone, ts)}
+		} else {
+			out = []Event{c.event(AgentActivity, ts)}
 		}
 	case "error":
 		var text string
@@ -159,9 +160,9 @@ func (c *geminiChat) event(k Kind, ts time.Time) Event {
 	return Event{Agent: geminiName, Session: c.session, Project: c.project, Time: ts, Kind: k}
 }
 
-// geminiUserText is the text of a user message's parts, and whether the
-// person wrote it: a message of only function responses carries tool
-// results back (docs/agents/gemini.md §2).
+// geminiUserText is the text of a message's content, a string or parts,
+// and whether it has text: a user message of only function responses
+// carries tool results back (docs/agents/gemini.md §2).
 func geminiUserText(content json.RawMessage) (string, bool) {
 	var s string
 	if json.Unmarshal(content, &s) == nil {

@@ -147,6 +147,8 @@ func TestGeminiRecords(t *testing.T) {
 		{string(geminiLine("user", `[{"text":"say hello"}]`)), []Kind{UserMessage, TurnStarted}},
 		{string(geminiLine("user", `[{"functionResponse":{"id":"c1","name":"ls","response":{}}}]`)), []Kind{AgentActivity}},
 		{string(geminiLine("gemini", `"Hello"`)), []Kind{TurnDone}},
+		{string(geminiLine("gemini", `[{"text":"Hello"}]`)), []Kind{TurnDone}},
+		{string(geminiLine("gemini", `""`)), []Kind{AgentActivity}},
 		{`{"id":"m2","timestamp":"2026-12-04T01:37:12.170Z","type":"gemini","content":"","toolCalls":[{"id":"c1","name":"ls"}]}`, []Kind{AgentActivity}},
 		{string(geminiLine("info", `"Request cancelled."`)), []Kind{TurnFailed}},
 		{string(geminiLine("info", `"This request failed. Press F12 for diagnostics."`)), nil},
