@@ -27,15 +27,17 @@ const geminiPrompt = "Type your message or @path/to/file"
 // TestRealGeminiRecovers runs Gemini CLI in a tmux pane against a fake
 // Gemini API that answers each of the CLI's three attempts with a 500 or a
 // 503 inside the stream (a plain 5xx the CLI retries without end,
-// docs/agents/gemini.md §5), and checks that nudge types its continuation
-// once and the next turn is answered.
+// docs/agents/gemini.md §5), or drops the connection, and checks that nudge
+// types its continuation once and the next turn is answered.
 func TestRealGeminiRecovers(t *testing.T) {
-	for _, c := range []struct{ mode, status string }{{"stream-500", "INTERNAL"}, {"stream-503", "UNAVAILABLE"}} {
+	for _, c := range []struct{ mode, status string }{
+		{"stream-500", "INTERNAL"}, {"stream-503", "UNAVAILABLE"}, {fakegemini.ModeDrop, "fetch failed"},
+	} {
 		t.Run(c.mode, func(t *testing.T) { geminiRecovers(t, c.mode, c.status) })
 	}
 }
 
-// geminiRecovers is TestRealGeminiRecovers for one mode, whose error body
+// geminiRecovers is TestRealGeminiRecovers for one mode, whose error text
 // carries status.
 func geminiRecovers(t *testing.T, mode, status string) {
 	g := startGemini(t, mode, mode, mode)

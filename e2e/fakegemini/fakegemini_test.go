@@ -83,6 +83,14 @@ func TestScenario(t *testing.T) {
 		t.Fatalf("after the scenario: %v %v %s", resp, err, body)
 	}
 
+	if err := srv.Push(ModeToolShell); err != nil {
+		t.Fatal(err)
+	}
+	resp, body, err = post(t, base+stream, mainRequest)
+	if err != nil || resp.StatusCode != 200 || !strings.Contains(body, `"functionCall":{"args":{"command":"echo hi"`) {
+		t.Fatalf("tool-shell: %v %v %s", resp, err, body)
+	}
+
 	main := srv.Main()
 	var modes []string
 	for _, r := range main {
@@ -91,7 +99,7 @@ func TestScenario(t *testing.T) {
 			t.Errorf("request %+v: last user text or tools not read", r)
 		}
 	}
-	if got := strings.Join(modes, ","); got != "429-quota,stream-503,401,drop,ok" {
+	if got := strings.Join(modes, ","); got != "429-quota,stream-503,401,drop,ok,tool-shell" {
 		t.Errorf("main-loop modes %s", got)
 	}
 	if _, err := ParseScenario("500,teapot"); err == nil {
