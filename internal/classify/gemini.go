@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -93,8 +94,8 @@ const geminiCancelled = "Request cancelled."
 
 // Read classifies one chat record. The metadata record and its updates
 // ({"$set":…}, which may carry the whole message list, and
-// {"$rewindTo":…}) are skipped before decoding, so a record costs what it holds, not the session's
-// length (docs/agents/gemini.md §2).
+// {"$rewindTo":…}) are skipped before decoding, so a record costs what it
+// holds, not the session's length (docs/agents/gemini.md §2).
 func (c *geminiChat) Read(line []byte) []Event {
 	if bytes.HasPrefix(line, []byte(`{"$`)) || bytes.HasPrefix(line, []byte(`{"sessionId":`)) {
 		return nil
@@ -108,7 +109,7 @@ func (c *geminiChat) Read(line []byte) []Event {
 	var out []Event
 	switch r.Type {
 	case "user":
-		text, person := geminiUserText(r.Content)
+		text, person := geminiText(r.Content)
 		if !person {
 			return c.events(r.ID, c.event(AgentActivity, ts))
 		}
@@ -119,7 +120,7 @@ func (c *geminiChat) Read(line []byte) []Event {
 		// A message is appended again, whole, as its tokens and tool
 		// calls arrive; one with text and without tool calls answers the
 		// turn (§3).
-		if text, _ := geminiUserText(r.Content); len(r.ToolCalls) == 0 && strings.TrimSpace(text) != "" {
+		if text, _ := geminiText(r.Content); len(r.ToolCalls) == 0 && strings.TrimSpace(text) != "" {
 			out = []Event{c.event(TurnDone, ts)}
 		} else {
 			out = []Event{c.event(AgentActivity, ts)}
@@ -160,10 +161,10 @@ func (c *geminiChat) event(k Kind, ts time.Time) Event {
 	return Event{Agent: geminiName, Session: c.session, Project: c.project, Time: ts, Kind: k}
 }
 
-// geminiUserText is the text of a message's content, a string or parts,
+// geminiText is the text of a message's content, a string or parts,
 // and whether it has text: a user message of only function responses
 // carries tool results back (docs/agents/gemini.md §2).
-func geminiUserText(content json.RawMessage) (string, bool) {
+func geminiText(content json.RawMessage) (string, bool) {
 	var s string
 	if json.Unmarshal(content, &s) == nil {
 		return s, true
@@ -198,7 +199,7 @@ func geminiFailure(text string, ts time.Time) Failure {
 	var s failureSignals
 	s.text("content", text)
 	f := readFailure(s)
-	f.Message = text
+	f.Message, f.Code = text, geminiBodyCode(text)
 	switch f.Class {
 	case UsageLimit:
 		f.ResetAt, f.ResetUnread = readReset(text, ts)
@@ -206,4 +207,23 @@ func geminiFailure(text string, ts time.Time) Failure {
 		f.Hint = geminiLoginHint
 	}
 	return f
+}
+
+// geminiBodyCode is the code and status of the Google error body a text
+// embeds ("503/UNAVAILABLE"), or "" (docs/agents/gemini.md §4).
+func geminiBodyCode(text string) string {
+	i := strings.Index(text, `{"error":`)
+	if i < 0 {
+		return ""
+	}
+	var b struct {
+		Error struct {
+			Code   int    `json:"code"`
+			Status string `json:"status"`
+		} `json:"error"`
+	}
+	if json.NewDecoder(strings.NewReader(text[i:])).Decode(&b) != nil || b.Error.Code == 0 {
+		return ""
+	}
+	return strconv.Itoa(b.Error.Code) + "/" + b.Error.Status
 }

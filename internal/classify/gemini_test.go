@@ -107,16 +107,18 @@ func TestGeminiFailures(t *testing.T) {
 	cases := []struct {
 		text string
 		want Class
+		code string
 	}{
-		{`[API Error: {"error":{"code":400,"message":"Request contains an invalid argument.","status":"INVALID_ARGUMENT"}}]`, Rejected},
-		{`[API Error: {"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED"}}]`, Auth},
-		{"[API Error: You have exhausted your daily quota on this model.]\nPlease wait and try again later.", UsageLimit},
-		{"[API Error: The model is overloaded. Please try again later.]", ProviderError},
-		{`[API Error: got status: UNAVAILABLE. {"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}]`, ProviderError},
-		{`[API Error: got status: INTERNAL. {"error":{"code":500,"message":"An internal error has occurred.","status":"INTERNAL"}}]`, ProviderError},
-		{"[API Error: exception TypeError: fetch failed sending request]", ProviderError},
-		{"[API Error: something nobody has seen]", Unknown},
-		{"", Unknown},
+		{`[API Error: {"error":{"code":400,"message":"Request contains an invalid argument.","status":"INVALID_ARGUMENT"}}]`, Rejected, "400/INVALID_ARGUMENT"},
+		{`[API Error: {"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED"}}]`, Auth, "401/UNAUTHENTICATED"},
+		{"[API Error: You have exhausted your daily quota on this model.]\nPlease wait and try again later.", UsageLimit, ""},
+		{"[API Error: The model is overloaded. Please try again later.]", ProviderError, ""},
+		{`[API Error: got status: UNAVAILABLE. {"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}]`, ProviderError, "503/UNAVAILABLE"},
+		{`[API Error: got status: INTERNAL. {"error":{"code":500,"message":"An internal error has occurred.","status":"INTERNAL"}}]`, ProviderError, "500/INTERNAL"},
+		{"[API Error: exception TypeError: fetch failed sending request]", ProviderError, ""},
+		{`[API Error: {"error":{"code":"x"}} and {"error":`, Unknown, ""},
+		{"[API Error: something nobody has seen]", Unknown, ""},
+		{"", Unknown, ""},
 	}
 	for _, c := range cases {
 		content := fmt.Sprintf("%q", c.text)
@@ -125,8 +127,8 @@ func TestGeminiFailures(t *testing.T) {
 			t.Fatalf("%q: events %+v", c.text, events)
 		}
 		f := events[0].Failure
-		if f.Class != c.want {
-			t.Errorf("%q: class %s (%s), want %s", c.text, f.Class, f.Why(), c.want)
+		if f.Class != c.want || f.Code != c.code {
+			t.Errorf("%q: class %s code %q (%s), want %s %q", c.text, f.Class, f.Code, f.Why(), c.want, c.code)
 		}
 		if f.Class == Auth && f.Hint != geminiLoginHint {
 			t.Errorf("%q: hint %q", c.text, f.Hint)
