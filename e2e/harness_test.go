@@ -428,10 +428,43 @@ func noContinuation[T any](t *testing.T, d time.Duration, turns func() []T, main
 	}
 }
 
-// pane is the tmux pane a CLI runs in, session "cc" on a private tmux server.
+// pane is the tmux pane a CLI runs in, session "cc" (or name) on a
+// private tmux server.
 type pane struct {
 	w    *world
 	tmux []string
+	name string // the tmux session; "" is "cc"
+}
+
+// target is the pane's tmux session.
+func (p *pane) target() string {
+	if p.name == "" {
+		return "cc"
+	}
+	return p.name
+}
+
+// beside runs argv with env in the folder dir, in another tmux session,
+// name, of p's server: the server's environment is the first pane's, so
+// env is set with -e.
+func (p *pane) beside(name, dir string, cols, rows int, env []string, argv ...string) *pane {
+	p.w.t.Helper()
+	q := &pane{w: p.w, tmux: p.tmux, name: name}
+	args := []string{"new-session", "-d", "-s", name, "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows), "-c", dir}
+	for _, e := range env {
+		args = append(args, "-e", e)
+	}
+	cmd := exec.Command(p.tmux[0], append(p.tmux[1:], append(args, argv...)...)...)
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		p.w.t.Fatalf("start %s in tmux session %s: %v\n%s", filepath.Base(argv[0]), name, err, out)
+	}
+	p.w.t.Cleanup(func() {
+		if p.w.t.Failed() {
+			p.w.t.Logf("pane %s at the end:\n%s", name, q.screen())
+		}
+	})
+	return q
 }
 
 // startPane runs argv with env in a cols×rows tmux pane in the project
@@ -469,7 +502,7 @@ func (p *pane) run(args ...string) (string, error) {
 // screen returns the visible pane text; Claude Code draws the space after
 // its input prompt as U+00A0, read here as a plain space.
 func (p *pane) screen() string {
-	out, err := p.run("capture-pane", "-p", "-t", "cc")
+	out, err := p.run("capture-pane", "-p", "-t", p.target())
 	if err != nil {
 		return err.Error()
 	}
@@ -488,7 +521,7 @@ func (p *pane) waitScreen(what string, ok func(string) bool) {
 // a paste), and submits.
 func (p *pane) typeLine(text, echo string) {
 	p.w.t.Helper()
-	if _, err := p.run("send-keys", "-t", "cc", "-l", "--", text); err != nil {
+	if _, err := p.run("send-keys", "-t", p.target(), "-l", "--", text); err != nil {
 		p.w.t.Fatal(err)
 	}
 	p.waitScreen(fmt.Sprintf("%q typed", text), func(s string) bool { return strings.Contains(s, echo) })
@@ -498,7 +531,7 @@ func (p *pane) typeLine(text, echo string) {
 // press sends one key to the pane.
 func (p *pane) press(key string) {
 	p.w.t.Helper()
-	if _, err := p.run("send-keys", "-t", "cc", key); err != nil {
+	if _, err := p.run("send-keys", "-t", p.target(), key); err != nil {
 		p.w.t.Fatal(err)
 	}
 }

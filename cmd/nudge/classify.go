@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -98,11 +97,9 @@ func printEvents(ctx context.Context, out io.Writer, tw *tabwriter.Writer, file 
 	}
 	for _, ev := range events {
 		if tw == nil {
-			b, err := json.Marshal(jsonLine(ev, why))
-			if err != nil {
+			if err := safetext.EncodeJSON(out, jsonLine(ev, why), ""); err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "%s\n", b)
 			continue
 		}
 		class, msg := "", ""

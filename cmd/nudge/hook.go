@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"nudge/internal/classify"
+	"nudge/internal/private"
 	"nudge/internal/watch"
 	"nudge/internal/watch/agentdb"
 )
@@ -86,12 +87,13 @@ func hookAgents() []string {
 }
 
 // appendLine adds line to the file at path in one write, creating the file
-// and its folder for this user only.
+// and its folder for this user only. The folder is held to the data
+// folder's rules and the file is never a link or a FIFO (private).
 func appendLine(path string, line []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if err := private.Folder("hook folder", filepath.Dir(path)); err != nil {
 		return fmt.Errorf("hook: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := private.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("hook: %w", err)
 	}

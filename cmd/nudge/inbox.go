@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"nudge/internal/classify"
 	"nudge/internal/config"
 	"nudge/internal/daemon"
 	"nudge/internal/inbox"
@@ -166,6 +167,9 @@ func printEntry(w io.Writer, e inbox.EntryRow) {
 		mark = "●"
 	}
 	safetext.Fprintf(w, "%s %s  #%d  %s  %s  %s\n  %s\n", mark, e.Time.Local().Format(time.DateTime), e.ID, e.Agent, e.Project, e.Session, e.What)
+	if on := (classify.Failure{Provider: e.Provider, Model: e.Model}).On(); on != "" {
+		safetext.Fprintf(w, "  %s\n", on)
+	}
 	if e.ErrorText == "" {
 		return
 	}

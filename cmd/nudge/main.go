@@ -65,6 +65,7 @@ func newRoot() *cobra.Command {
 		newToggleCmd("continue-after-limit", "Turn \"Continue after usage limit\" on or off", func(c *changeReq, on bool) { c.ContinueAfterUsageLimit = &on }),
 		newPauseCmd("pause", true), newPauseCmd("resume", false), newQuitCmd(),
 		newWrapCmd(), newHookCmd(), newMCPCmd(), newInstallCmd(), newUninstallCmd(), newConfigCmd(),
+		newOutagesCmd(), newContinueCmd(),
 	)
 	return root
 }

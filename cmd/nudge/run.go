@@ -87,13 +87,14 @@ func runWithTray(ctx context.Context, d *daemon.Daemon, log *slog.Logger) error 
 		stopTray()
 	}()
 	err := tray.Run(trayCtx, tray.Spec{
-		Status:    d.Status,
-		Changed:   d.Changed,
-		Change:    d.Change,
-		Unread:    d.Unread,
-		OpenInbox: d.OpenInbox,
-		Quit:      d.Quit,
-		Log:       log,
+		Status:      d.Status,
+		Changed:     d.Changed,
+		Change:      d.Change,
+		Unread:      d.Unread,
+		OpenInbox:   d.OpenInbox,
+		ContinueAll: d.ContinueAll,
+		Quit:        d.Quit,
+		Log:         log,
 	})
 	if err != nil {
 		log.Info(err.Error() + "; running headless")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -82,6 +81,9 @@ func printStatus(w io.Writer, st status.Status, cfg config.Config) {
 		if f := d.StoreFailing; f != nil {
 			safetext.Fprintf(w, "WARNING: %s\n", f.Sentence(time.Now()))
 		}
+		for _, st := range d.Stuck {
+			safetext.Fprintf(w, "WARNING: not read since %s: %s: %s\n", st.Since.Local().Format(time.TimeOnly), st.Source, st.Error)
+		}
 		if d.LinesSkipped > 0 {
 			fmt.Fprintf(w, "%d bad lines skipped since start (`nudge doctor` lists the files)\n", d.LinesSkipped)
 		}
@@ -90,6 +92,9 @@ func printStatus(w io.Writer, st status.Status, cfg config.Config) {
 	}
 	if s := st.Settings; s != nil {
 		safetext.Fprintf(w, "retry after API errors: %s · continue after usage limit: %s%s\n", onOff(s.RetryEnabled), onOff(s.ContinueAfterUsageLimit), map[bool]string{true: " · PAUSED"}[s.Paused])
+	}
+	for _, o := range st.Outages {
+		safetext.Fprintf(w, "%s\n", o.Line())
 	}
 	switch {
 	case len(st.Sessions) == 0 && st.Daemon != nil:
@@ -184,8 +189,7 @@ func openInbox(cfg config.Config) (*inbox.DB, bool, error) {
 	return db, true, nil
 }
 
+// printJSON prints v as indented JSON that cannot steer a terminal.
 func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return safetext.EncodeJSON(w, v, "  ")
 }

@@ -3,6 +3,7 @@ package security
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +20,8 @@ const hostile = "\x1b]52;c;ZWNobyBvd25lZA==\x07\x1b]0;owned\x1b\\\x1b]8;;https:/
 
 // TestTerminalEscapesNeverReachTheTerminal: an error text and a project
 // folder carrying terminal escapes reach the Inbox through the real
-// pipe; every human view prints them inert, and --json keeps them exact.
+// pipe; every human view prints them inert, and --json keeps them exact,
+// every control and bidi character written as a \u escape.
 func TestTerminalEscapesNeverReachTheTerminal(t *testing.T) {
 	w := newWorld(t, "NUDGE_RETRY_ENABLED=false")
 	d := w.start()
@@ -41,7 +43,9 @@ func TestTerminalEscapesNeverReachTheTerminal(t *testing.T) {
 		t.Errorf("status --json: %s", out)
 	}
 
-	views := [][]string{{"inbox"}, {"status"}, {"explain", session[:8]}, {"doctor"}}
+	transcript := filepath.Join(w.home, ".claude", "projects", "-work-shop", session+".jsonl")
+	views := [][]string{{"inbox"}, {"status"}, {"explain", session[:8]}, {"doctor"},
+		{"inbox", "--json"}, {"status", "--json"}, {"explain", session[:8], "--json"}, {"classify", "--json", "--why", transcript}}
 	check := func(when string) {
 		for _, args := range views {
 			out, err := w.nudge(args...)
@@ -52,7 +56,7 @@ func TestTerminalEscapesNeverReachTheTerminal(t *testing.T) {
 			if i := strings.IndexFunc(text, steers); i >= 0 || !utf8.ValidString(text) {
 				t.Errorf("nudge %v %s prints %q at %d:\n%q", args, when, text[i:min(i+8, len(text))], i, text)
 			}
-			if !strings.Contains(text, "shop") {
+			if !strings.Contains(text, "shop") && !strings.Contains(text, "API Error: 401") {
 				t.Errorf("nudge %v %s does not show the session:\n%s", args, when, text)
 			}
 		}

@@ -1,7 +1,8 @@
 // Package security runs the real nudge binary against the attackers of
 // docs/security.md: another local user, a listener on a port nudge used
-// before it crashed, a slow or idle client of the Inbox window, and the
-// text of an agent's own records.
+// before it crashed, slow, idle or many clients of the Inbox window, names
+// swapped in an agent's folder, an agent's host that never answers, and
+// the text of an agent's own records, in the terminal and through MCP.
 package security
 
 import (
@@ -21,7 +22,7 @@ import (
 	"nudge/internal/web"
 )
 
-func TestMain(m *testing.M) { daemontest.Main(m, snoop.Cmd) }
+func TestMain(m *testing.M) { daemontest.Main(m, snoop.Cmd, floodCmd) }
 
 // world is a home with nudge's data folder in it.
 type world struct {

@@ -205,6 +205,10 @@ func TestCrashRetryOn(t *testing.T) {
 	perSession := w.counts("SELECT session, count(*) FROM attempts GROUP BY session")
 	maxAttempt := w.counts("SELECT 'max', max(attempt) FROM attempts")
 	interrupted := w.counts("SELECT 'n', count(*) FROM attempts WHERE reason LIKE 'nudge stopped%'")["n"]
+	// A kill between paste and Enter leaves the continuation in the prompt:
+	// told once (its dead turn's one entry), never sent by nudge's Enter.
+	leftovers := w.counts("SELECT 'n', count(*) FROM attempts WHERE reason LIKE 'nudge stopped after pasting%'")["n"]
+	leftoversTold := w.counts("SELECT 'n', count(*) FROM entries WHERE what LIKE 'nudge stopped after pasting%'")["n"]
 	why := w.counts("SELECT substr(what, 1, instr(what || ';', ';') - 1), count(*) FROM entries GROUP BY 1")
 	w.quit()
 
@@ -249,6 +253,10 @@ func TestCrashRetryOn(t *testing.T) {
 	if maxAttempt["max"] > 3 {
 		t.Errorf("an attempt number %d: never more than 3", maxAttempt["max"])
 	}
+	if leftoversTold != leftovers {
+		t.Errorf("%d continuations left in a prompt by a kill, %d told: want each told once", leftovers, leftoversTold)
+	}
+	t.Logf("%d continuations left unsent in a prompt by a kill between paste and Enter, each told once", leftovers)
 	t.Logf("retry on: %d kills (%d of them cut a delivery); %d stand-ins, %d episodes with a dead turn: %d recovered, %d told; %d continuations typed for %d attempts; %d typed twice, %d over 3",
 		w.kills, interrupted, len(agents), dead, recovered, toldN, typed, len(attempts), twice, over3)
 	t.Logf("told: %v", why)

@@ -71,6 +71,10 @@ type Agent struct {
 	// session id read from records is untrusted: one of another shape is
 	// never put on a command line, in a path or in a URL (CheckSession).
 	SessionID *regexp.Regexp
+	// Provider is the provider id a dead turn of this agent failed
+	// against when its records name none ("anthropic"; "" when the
+	// agent has no one provider).
+	Provider string
 }
 
 // Home is where an agent keeps its files: a root folder named by an

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Claude Code: transcripts under projects/<dir>/<session>.jsonl and the live
@@ -41,6 +42,8 @@ func init() {
 		Resume: &ResumeCommand{Argv: func(id, text string) []string { return []string{"claude", "--resume", id, "-p", "--", text} }},
 		// docs/agents/claude.md §2: sessionId, also the transcript's file name.
 		SessionID: regexp.MustCompile(`^` + uuidPattern + `$`),
+		// docs/agents/claude.md §2: the Anthropic API, unless configured otherwise.
+		Provider: "anthropic",
 	})
 }
 
@@ -112,6 +115,7 @@ type claudeTranscript struct {
 	queued     *claudeQueued       // a message enqueued while the agent was busy and not dequeued yet
 	limitReset time.Time           // reset time of the latest usage-limit failure
 	record     string              // the uuid of the record being read: the ID of its events
+	model      string              // the model of the latest request or answer: what a dead turn asked
 }
 
 // claudeQueued is a person's message waiting in the CLI's queue (§5).
@@ -249,6 +253,7 @@ func (t *claudeTranscript) Read(line []byte) []Event {
 		r.Timestamp = string(claudeTopLevelString(line, "timestamp"))
 		r.SessionID = string(claudeTopLevelString(line, "sessionId"))
 		r.RequestDigest = string(claudeTopLevelString(line, "requestDigest"))
+		r.Message.Model = claudeRequestModel(line)
 	case string(typ) == "assistant" && claudeWork(line, &r):
 		// An answer or a tool call, read without decoding it.
 	case string(typ) == "user" && len(t.questions) == 0 && claudeToolResults(line, &r):
@@ -427,6 +432,9 @@ func (t *claudeTranscript) assistant(r *claudeRecord, ts time.Time) []Event {
 	if r.IsAPIErrorMessage {
 		return t.fail(claudeFailure(r, ts), ts)
 	}
+	if m := r.Message.Model; m != "" && m != "<synthetic>" {
+		t.model = m
+	}
 	if r.Message.Model == "<synthetic>" {
 		// Placeholders such as "No response requested." are not a turn.
 		return nil
@@ -484,6 +492,9 @@ func (t *claudeTranscript) informational(content string, ts time.Time) []Event {
 // apiRequest applies row 12 of §4.1: the same request sent again is the
 // CLI retrying by itself, the only trace of it in interactive mode (§6).
 func (t *claudeTranscript) apiRequest(r *claudeRecord, ts time.Time) Event {
+	if r.Message.Model != "" {
+		t.model = r.Message.Model
+	}
 	retry := r.RequestDigest != "" && r.RequestDigest == t.lastDigest
 	t.lastDigest = r.RequestDigest
 	if retry {
@@ -510,6 +521,7 @@ func (t *claudeTranscript) fail(f Failure, ts time.Time) []Event {
 	if f.Class == UsageLimit && !f.ResetAt.IsZero() {
 		t.limitReset = f.ResetAt
 	}
+	f.on("", claudeGateway(f.Message), t.model)
 	e := t.event(TurnFailed, ts)
 	e.Failure = &f
 	out = append(out, e)
@@ -625,4 +637,34 @@ func claudeSkipSpace(line []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// claudeRequestModel is the model an api-request record asked, as the CLI
+// writes it: its params begin with the model (docs/agents/claude.md §3.4).
+// "" when the line does not read so.
+func claudeRequestModel(line []byte) string {
+	const head = `"params":{"model":"`
+	i := bytes.Index(line, []byte(head))
+	if i < 0 {
+		return ""
+	}
+	rest := line[i+len(head):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 || !utf8.Valid(rest[:end]) {
+		return ""
+	}
+	return string(rest[:end])
+}
+
+// claudeGatewayText is where the CLI's error text names the endpoint it
+// was configured with: "check your inference gateway (127.0.0.1:18101)"
+// (docs/agents/claude.md §4.3).
+var claudeGatewayText = regexp.MustCompile(`inference gateway \(([^()\s]{1,200})\)`)
+
+// claudeGateway is the endpoint a dead turn's text names, or "".
+func claudeGateway(text string) string {
+	if m := claudeGatewayText.FindStringSubmatch(text); m != nil {
+		return m[1]
+	}
+	return ""
 }

@@ -56,7 +56,38 @@ func claudeWork(line []byte, r *claudeRecord) bool {
 			return false
 		}
 	}
-	return claudePlain(line, "assistant", nil, r)
+	model := ""
+	if !claudePlain(line, "assistant", func(m []byte) bool { return claudeMessageModel(m, &model) }, r) {
+		return false
+	}
+	r.Message.Model = model
+	return true
+}
+
+// claudeModelKey is the one key of a message claudeWork reads.
+var claudeModelKey = map[string]bool{"model": true}
+
+// claudeMessageModel reads an assistant message's model into model: it
+// reports false for a message that is not an object, or whose model is
+// not one plain string under its own name.
+func claudeMessageModel(m []byte, model *string) bool {
+	if len(m) == 0 || m[0] != '{' {
+		return false
+	}
+	seen := false
+	for key, value := range jsonscan.Members(m) {
+		if string(key) != "model" {
+			if !claudeOtherKey(key, claudeModelKey) {
+				return false
+			}
+			continue
+		}
+		if seen || !claudePlainString(value) {
+			return false
+		}
+		seen, *model = true, string(value[1:len(value)-1])
+	}
+	return true
 }
 
 // claudeToolResult is the content claudeToolResults reads a record as.

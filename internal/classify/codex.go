@@ -2,6 +2,7 @@ package classify
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"path/filepath"
 	"regexp"
@@ -41,6 +42,8 @@ func init() {
 		}},
 		// docs/agents/codex.md §2: the thread id in the rollout's name and session_meta.
 		SessionID: regexp.MustCompile(`^` + uuidPattern + `$`),
+		// the default model_provider; a rollout's session_meta names its own.
+		Provider: "openai",
 	})
 }
 
@@ -60,8 +63,11 @@ func recognizeCodex(path string, head []byte) bool {
 type codexRollout struct {
 	session string // session_meta.payload.id, at first the uuid in the file name
 	project string // session_meta.payload.cwd
-	root    string // the Codex root, whose log a legacy turn's error is read from ("": none)
-	files   Files
+	// provider and model: session_meta's model_provider, the latest
+	// turn_context's model (and model_provider, when it names one).
+	provider, model string
+	root            string // the Codex root, whose log a legacy turn's error is read from ("": none)
+	files           Files
 
 	modern bool // the file has ordinals or task_started: turns are bracketed (§1)
 
@@ -102,8 +108,12 @@ type codexPayload struct {
 	Type string `json:"type"`
 
 	// session_meta
-	ID  string `json:"id"`
-	Cwd string `json:"cwd"`
+	ID            string `json:"id"`
+	Cwd           string `json:"cwd"`
+	ModelProvider string `json:"model_provider"` // also turn_context
+
+	// turn_context
+	Model string `json:"model"`
 
 	TurnID string `json:"turn_id"`
 
@@ -177,11 +187,13 @@ func (t *codexRollout) Read(line []byte) []Event {
 		if p.Cwd != "" {
 			t.project = p.Cwd
 		}
+		t.provider = cmp.Or(p.ModelProvider, t.provider)
 	case "event_msg":
 		return t.eventMsg(p, ts)
 	case "response_item":
 		return t.responseItem(p, ts)
 	case "turn_context":
+		t.provider, t.model = cmp.Or(p.ModelProvider, t.provider), cmp.Or(p.Model, t.model)
 		if t.legacyOpen && !t.modern {
 			t.contexts++
 			if t.contexts > 1 {
@@ -345,6 +357,7 @@ func (t *codexRollout) done(ts time.Time) []Event {
 func (t *codexRollout) fail(f Failure, ts time.Time) []Event {
 	t.turnEnded, t.legacyOpen = true, false
 	clear(t.pending)
+	f.on(t.provider, "", t.model)
 	e := t.event(TurnFailed, ts)
 	e.Failure = &f
 	return []Event{e}

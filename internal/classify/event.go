@@ -96,6 +96,13 @@ type Failure struct {
 	// Shape names a failure record nudge does not know: a typed code no
 	// table row has, or no field that said anything. "" when known.
 	Shape string `json:"shape,omitempty"`
+	// Provider is the provider id the turn failed against ("anthropic",
+	// Codex's model_provider, OpenCode's providerID), Endpoint the
+	// gateway it was reached through and Model the model, where the
+	// records say them (provider.go).
+	Provider string `json:"provider,omitempty"`
+	Endpoint string `json:"endpoint,omitempty"`
+	Model    string `json:"model,omitempty"`
 }
 
 // excerptMax bounds Excerpt, in characters: a sentence's worth of an error

@@ -47,6 +47,8 @@ func init() {
 		},
 		// docs/agents/grok.md §2: grok.db's sessions.id, of no documented shape.
 		SessionID: regexp.MustCompile(anyIDPattern),
+		// Grok speaks to xAI (docs/agents/grok.md).
+		Provider: "xai",
 	})
 }
 

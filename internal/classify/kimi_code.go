@@ -43,6 +43,8 @@ func init() {
 		Resume: &ResumeCommand{Argv: func(id, text string) []string { return []string{"kimi", "--session=" + id, "-p", text} }},
 		// docs/agents/kimi.md A1: "session_" and a uuid, as --session takes it.
 		SessionID: regexp.MustCompile(`^session_` + uuidPattern + `$`),
+		// Kimi speaks to Moonshot (docs/agents/kimi.md).
+		Provider: "moonshot",
 	})
 }
 

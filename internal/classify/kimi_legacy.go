@@ -47,6 +47,8 @@ func init() {
 		},
 		// docs/agents/kimi.md B1: the session's folder, a bare uuid.
 		SessionID: regexp.MustCompile(`^` + uuidPattern + `$`),
+		// kimi-cli speaks to Moonshot (docs/agents/kimi.md).
+		Provider: "moonshot",
 	})
 }
 

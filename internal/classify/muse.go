@@ -57,6 +57,8 @@ func init() {
 		// docs/agents/muse.md A2: MSP leaves sessionId opaque (Muse writes UUIDv7s; other
 		// hosts name sessions as they like).
 		SessionID: regexp.MustCompile(anyIDPattern),
+		// Muse's host speaks to Meta (docs/agents/muse.md).
+		Provider: "meta",
 	})
 }
 

@@ -196,6 +196,9 @@ type openCodeMessage struct {
 		Updated   int64 `json:"updated"`
 	} `json:"time"`
 	Error *openCodeError `json:"error"`
+	// the provider and model an assistant message was asked of
+	ProviderID string `json:"providerID"`
+	ModelID    string `json:"modelID"`
 }
 
 type openCodePart struct {
@@ -360,6 +363,7 @@ func (r *openCodeReader) message(s *openCodeSession, m *openCodeMessage, ev func
 	case m.Error != nil:
 		s.ended[m.ID] = true
 		f := openCodeFailure(m.Error, at)
+		f.on(m.ProviderID, "", m.ModelID)
 		if f.Class == UsageLimit && f.ResetAt.IsZero() && s.limit != nil {
 			f.ResetAt = s.limit.ResetAt
 		}

@@ -20,6 +20,8 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+
+	"nudge/internal/private"
 )
 
 //go:embed defaults.yaml
@@ -103,8 +105,12 @@ var FlagKeys = map[string]string{
 	"log-file":  "log.file",
 }
 
+// maxFile bounds the config file nudge reads.
+const maxFile = 1 << 20
+
 // Load reads the settings. file is the --config flag ("" for NUDGE_CONFIG or
-// the platform default); flags may be nil.
+// the platform default); flags may be nil. A config file that another user
+// could change is refused (private.ReadFile, docs/security.md#files).
 func Load(file string, flags *pflag.FlagSet) (Config, error) {
 	v := viper.New()
 	v.SetConfigType("yaml")
@@ -120,7 +126,7 @@ func Load(file string, flags *pflag.FlagSet) (Config, error) {
 		file = DefaultFile()
 	}
 	var cfg Config
-	data, err := os.ReadFile(file)
+	data, err := private.ReadFile("config file", file, maxFile)
 	if err == nil {
 		if err := v.MergeConfig(bytes.NewReader(data)); err != nil {
 			return Config{}, fmt.Errorf("config %s: %w", file, err)
@@ -128,7 +134,7 @@ func Load(file string, flags *pflag.FlagSet) (Config, error) {
 		cfg.File = file
 		cfg.Problems = fileProblems(file, data)
 	} else if explicit || !errors.Is(err, fs.ErrNotExist) {
-		return Config{}, fmt.Errorf("config %s: %w", file, err)
+		return Config{}, err
 	}
 	cfg.Problems = append(cfg.Problems, envProblems(os.Environ())...)
 	v.SetEnvPrefix("NUDGE")

@@ -39,6 +39,9 @@ type Control interface {
 	// it, so that an open Inbox window shows them at once.
 	Inbox() *inbox.DB
 	InboxLaunch() (string, error)
+	// ContinueAll sends the waiting attempts of the outages of provider
+	// (every provider when "") now, spaced out, and says how many.
+	ContinueAll(provider string) (int, error)
 	// Used is told of each request, before it is answered.
 	Used()
 }
@@ -86,6 +89,19 @@ func serveControl(ctx context.Context, path string, c Control, log *slog.Logger)
 	})
 	mux.HandleFunc("POST /inbox/clear", func(w http.ResponseWriter, r *http.Request) {
 		answer(w, c.Inbox().Clear(r.Context()))
+	})
+	mux.HandleFunc("POST /continue", func(w http.ResponseWriter, r *http.Request) {
+		var in continueAll
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&in); err != nil {
+			http.Error(w, "bad continue request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		n, err := c.ContinueAll(in.Provider)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		writeJSON(w, continueAll{Provider: in.Provider, Continued: n})
 	})
 	mux.HandleFunc("POST /inbox/launch", func(w http.ResponseWriter, r *http.Request) {
 		link, err := c.InboxLaunch()
@@ -172,6 +188,19 @@ func (c *Client) MarkAllRead(ctx context.Context) error {
 // Clear removes every Inbox entry.
 func (c *Client) Clear(ctx context.Context) error {
 	return c.do(ctx, http.MethodPost, "/inbox/clear", nil, nil)
+}
+
+// continueAll is the body of POST /continue and its answer.
+type continueAll struct {
+	Provider  string `json:"provider,omitempty"`
+	Continued int    `json:"continued"`
+}
+
+// ContinueAll asks the daemon to send the waiting attempts of the outages
+// of provider ("" for every provider) now; it returns how many.
+func (c *Client) ContinueAll(ctx context.Context, provider string) (int, error) {
+	var out continueAll
+	return out.Continued, c.do(ctx, http.MethodPost, "/continue", continueAll{Provider: provider}, &out)
 }
 
 // InboxLaunch asks the running daemon for a new one-time sign-in link to

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"nudge/internal/advice"
 	"nudge/internal/config"
 	"nudge/internal/inbox"
 	"nudge/internal/inject"
@@ -128,6 +129,7 @@ type terminal struct {
 	hangFirst bool          // with hang: blocks before recording the place
 	screen    string
 	delivered func() // called once the text is typed
+	refuse    bool   // no terminal of the session is found
 }
 
 var tmuxPlace = inject.Where{Server: "/tmp/tmux-0/default", Pane: "%3"}
@@ -135,8 +137,12 @@ var tmuxPlace = inject.Where{Server: "/tmp/tmux-0/default", Pane: "%3"}
 func (t *terminal) Deliver(ctx context.Context, target inject.Target, text string) (inject.Delivery, error) {
 	del := inject.Delivery{Backend: "tmux", Where: tmuxPlace.String()}
 	t.mu.Lock()
-	hang, first, after := t.hang, t.hangFirst, t.delivered
+	hang, first, after, refuse := t.hang, t.hangFirst, t.delivered, t.refuse
 	t.mu.Unlock()
+	if refuse {
+		t.log.add("refused")
+		return inject.Delivery{}, advice.Why{Cause: advice.Unreachable}
+	}
 	if hang != nil && first {
 		t.log.add("locate")
 		<-ctx.Done()
@@ -196,7 +202,7 @@ func (c *clock) add(d time.Duration) {
 // core is one machine: a Claude root, a data folder, the edges; start runs
 // a daemon on them, stop ends it as a crash would (nothing more is stored).
 type core struct {
-	t        *testing.T
+	t        testing.TB
 	dir      string
 	root     string
 	log      *callLog
@@ -210,7 +216,7 @@ type core struct {
 	level    slog.Level      // of the daemon's log: info unless a test asks
 }
 
-func newCore(t *testing.T) *core {
+func newCore(t testing.TB) *core {
 	t.Helper()
 	dir := t.TempDir()
 	c := &core{t: t, dir: dir, root: filepath.Join(dir, "claude"), log: &callLog{},

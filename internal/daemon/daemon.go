@@ -25,6 +25,7 @@ import (
 	"nudge/internal/inject"
 	"nudge/internal/memory"
 	"nudge/internal/notify"
+	"nudge/internal/outage"
 	"nudge/internal/private"
 	"nudge/internal/proc"
 	"nudge/internal/retry"
@@ -83,6 +84,7 @@ type Daemon struct {
 	// Owned by the loop goroutine.
 	settings retry.Settings
 	sessions map[retry.Key]*session
+	outages  *outage.Tracker        // the providers' outages (outages.go)
 	files    map[string]*fileReader // the reader of each file read, by path
 	// shapes counts the failure record shapes nudge does not know (logged.go).
 	shapes map[shapeKey]*status.UnknownShape
@@ -173,6 +175,7 @@ func New(cfg config.Config, log *slog.Logger) (*Daemon, error) {
 		log:        log,
 		now:        time.Now,
 		sessions:   map[retry.Key]*session{},
+		outages:    outage.New(0, nil),
 		files:      map[string]*fileReader{},
 		shapes:     map[shapeKey]*status.UnknownShape{},
 		liveDue:    map[retry.Key]time.Time{},
@@ -515,6 +518,9 @@ func (d *Daemon) handleTimer(ctx context.Context) {
 // ago while nudge was not running, and settles attempts that a stop left
 // "sending": they are never sent again, and the person is told (deliver.go).
 func (d *Daemon) restore(ctx context.Context) error {
+	if err := d.restoreOutages(ctx); err != nil {
+		return err
+	}
 	rows, err := d.store.Sessions(ctx)
 	if err != nil {
 		return err

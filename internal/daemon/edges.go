@@ -20,6 +20,7 @@ type store interface {
 	Positions(ctx context.Context) ([]inbox.Position, error)
 	Sessions(ctx context.Context) ([]inbox.SessionRow, error)
 	Unfinished(ctx context.Context) ([]inbox.AttemptRow, error)
+	Outages(ctx context.Context, openOnly bool) ([]inbox.OutageRow, error)
 	Meta(ctx context.Context, key string) (string, bool, error)
 	SetMeta(ctx context.Context, key, value string) error
 	// Shrink gives back the memory of caches a large step filled.

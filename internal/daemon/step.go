@@ -16,6 +16,7 @@ import (
 	"nudge/internal/inbox"
 	"nudge/internal/inject"
 	"nudge/internal/notify"
+	"nudge/internal/outage"
 	"nudge/internal/retry"
 	"nudge/internal/watch"
 	"nudge/internal/watch/disk"
@@ -47,6 +48,11 @@ type step struct {
 	redo func(context.Context)
 	// said are its log lines, written once it is stored (logged.go).
 	said []func()
+	// outages are the outages as they were before the step changed them
+	// (nil: unchanged); outageNotices what it tells of them once stored.
+	outages        *outage.Tracker
+	outageNotices  []notify.Message
+	outagesChanged bool
 }
 
 func newStep() *step {
@@ -115,6 +121,9 @@ func (d *Daemon) undo(st *step) {
 	for path := range st.paths {
 		delete(d.files, path)
 	}
+	if st.outages != nil {
+		d.outages = st.outages
+	}
 }
 
 // rearm puts s's wakes back: its machine's, and the timeout of a re-read
@@ -132,6 +141,7 @@ func (d *Daemon) rearm(s *session) {
 // it last gave a record, and midway: the reader began in the middle of the
 // file and has read no start of a turn yet (retry.Session.Repeats).
 type fileReader struct {
+	agent    classify.Agent
 	reader   classify.Reader
 	lastRead time.Time
 	midway   bool
@@ -234,7 +244,7 @@ func (d *Daemon) handleBatch(ctx context.Context, b watch.Batch) {
 				st.keep(s)
 				s.syncing = time.Time{}
 				delete(d.wakes, s.key) // the re-read's timeout; Tick asks again for what it still needs
-				d.act(st, s, now, func() []retry.Action { return s.machine.Tick(now, d.settings) })
+				d.tick(st, s, now)
 			}
 		}
 	}
@@ -261,10 +271,13 @@ func (d *Daemon) classifyRecord(out []found, rec watch.Record, now time.Time) []
 			d.log.Warn("record from an unknown agent", "agent", rec.Agent, "path", rec.Path)
 			return out
 		}
-		f = &fileReader{reader: agent.NewReader(rec.Path, disk.Files{}), midway: rec.Offset > 0}
+		f = &fileReader{agent: agent, reader: agent.NewReader(rec.Path, disk.Files{}), midway: rec.Offset > 0}
 		d.files[rec.Path] = f
 	}
 	events := f.reader.Read(rec.Line)
+	for i := range events {
+		f.agent.Attribute(&events[i])
+	}
 	d.logRecord(rec, events)
 	d.noteShapes(rec, events)
 	f.lastRead = now
@@ -396,6 +409,7 @@ func (d *Daemon) observe(st *step, f found, known map[string]bool, backlog bool,
 		d.apply(s, s.machine.ObserveBacklog(ev, now, d.settings), now, st)
 	} else {
 		d.apply(s, s.machine.Observe(ev, now, d.settings), now, st)
+		d.providerFailed(st, s, ev, now)
 	}
 }
 
@@ -406,7 +420,7 @@ func eventRow(ev classify.Event, now time.Time) inbox.EventRow {
 	}
 	if f := ev.Failure; f != nil {
 		row.Class, row.Code, row.Message, row.ResetAt = string(f.Class), f.Code, f.Message, f.ResetAt
-		row.Detail = failureDetail(f)
+		row.Detail, row.Provider = failureDetail(f), f.Provider
 	}
 	switch {
 	case ev.Box != "":
@@ -421,6 +435,7 @@ func eventRow(ev classify.Event, now time.Time) inbox.EventRow {
 func (d *Daemon) apply(s *session, acts []retry.Action, now time.Time, st *step) {
 	st.touched[s.key] = true
 	s.updated = now
+	defer d.followOutage(st, s, acts, len(st.notices), now)
 	for _, a := range acts {
 		switch a := a.(type) {
 		case retry.Inject:
@@ -434,6 +449,7 @@ func (d *Daemon) apply(s *session, acts []retry.Action, now time.Time, st *step)
 			st.batch.Entries = append(st.batch.Entries, inbox.EntryRow{
 				Time: now, Agent: a.Key.Agent, Session: a.Key.Session, Project: firstNonEmpty(a.Project, s.project),
 				What: a.What, ErrorText: a.Failure.Message, Class: string(a.Failure.Class), Code: a.Failure.Code, Attempts: a.Attempts,
+				Provider: a.Failure.Provider, Model: a.Failure.Model, Outage: d.outageKey(s.key),
 			})
 			st.say(d.toldLine(s, a))
 		case retry.Wake:
@@ -483,6 +499,9 @@ func (d *Daemon) finish(ctx context.Context, st *step, now time.Time) bool {
 			Session: n.Key.Session, Urgent: true,
 		})
 	}
+	for _, m := range st.outageNotices {
+		d.notify.Send(m)
+	}
 	for i, s := range st.injects {
 		a := st.batch.Attempts[i]
 		if a.ID == 0 {
@@ -506,7 +525,7 @@ func (d *Daemon) finish(ctx context.Context, st *step, now time.Time) bool {
 		d.giveBackAt = now
 		d.settleInterrupted(ctx)
 	}
-	if len(st.touched) > 0 || st.ready {
+	if len(st.touched) > 0 || st.ready || st.outagesChanged {
 		d.refreshView()
 	} else if len(st.active) > 0 {
 		d.viewChanged()
@@ -535,12 +554,12 @@ func (d *Daemon) handleWakes(ctx context.Context) {
 			d.source.Sync(s.transcript)
 			d.wakes.add(key, now.Add(syncTimeout))
 		case s.syncing.IsZero():
-			d.act(st, s, now, func() []retry.Action { return s.machine.Tick(now, d.settings) })
+			d.tick(st, s, now)
 		case now.Sub(s.syncing) >= syncTimeout:
 			d.log.Warn("transcript re-read did not answer; deciding on what is known", "session", s.key.Session)
 			st.keep(s)
 			s.syncing = time.Time{}
-			d.act(st, s, now, func() []retry.Action { return s.machine.Tick(now, d.settings) })
+			d.tick(st, s, now)
 		default:
 			d.wakes.add(key, s.syncing.Add(syncTimeout))
 		}
@@ -548,10 +567,14 @@ func (d *Daemon) handleWakes(ctx context.Context) {
 	d.finish(ctx, st, now)
 }
 
-// failureDetail is what the timeline adds to a dead turn: the signals seen
-// when they disagreed, and a reset time that could not be read.
+// failureDetail is what the timeline adds to a dead turn: what it failed
+// against, the signals seen when they disagreed, and a reset time that
+// could not be read.
 func failureDetail(f *classify.Failure) string {
 	var parts []string
+	if on := f.On(); on != "" {
+		parts = append(parts, on)
+	}
 	if n := f.SignalsNote(); n != "" {
 		parts = append(parts, n)
 	}

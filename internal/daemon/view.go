@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"nudge/internal/classify"
 	"nudge/internal/retry"
 	"nudge/internal/status"
 	"nudge/internal/version"
@@ -30,6 +31,9 @@ func (d *Daemon) refreshView() {
 	for _, f := range stats.SkippedFiles {
 		v.Daemon.SkippedFiles = append(v.Daemon.SkippedFiles, status.SkippedFile(f))
 	}
+	for _, st := range stats.Stuck {
+		v.Daemon.Stuck = append(v.Daemon.Stuck, status.Stuck{Source: st.Source, Since: st.Since, Error: st.Err})
+	}
 	set := settingsView(d.settings)
 	v.Settings = &set
 	now := d.now()
@@ -42,9 +46,16 @@ func (d *Daemon) refreshView() {
 		if leaves := s.updated.Add(recentWindow); !Shown(state, s.updated, leaves) && (d.viewExpires.IsZero() || leaves.Before(d.viewExpires)) {
 			d.viewExpires = leaves
 		}
-		v.Sessions = append(v.Sessions, sessionView(s.key, s.project, state, s.machine.Note(), until, s.updated))
+		sv := sessionView(s.key, s.project, state, s.machine.Note(), until, s.updated)
+		f := s.machine.Failing()
+		sv.Provider, sv.Endpoint, sv.Model = f.Provider, f.Endpoint, f.Model
+		v.Sessions = append(v.Sessions, sv)
 	}
 	sort.Slice(v.Sessions, func(i, j int) bool { return v.Sessions[i].UpdatedAt.After(v.Sessions[j].UpdatedAt) })
+	for _, o := range d.outages.Outages() {
+		v.Outages = append(v.Outages, status.Outage{Provider: o.Provider, Title: classify.ProviderTitle(o.Provider),
+			Since: o.Start, Sessions: len(o.Members), Waiting: o.Waiting()})
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if reflect.DeepEqual(d.view, v) {

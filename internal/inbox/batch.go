@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -33,6 +34,7 @@ type EventRow struct {
 	Message                 string
 	ResetAt                 time.Time
 	Detail                  string
+	Provider                string // a dead turn's provider id
 }
 
 // SessionRow is one session's current state and its retry machine.
@@ -81,6 +83,8 @@ type Batch struct {
 	// left as it is.
 	Outcomes []Outcome
 	Meta     []MetaRow
+	// Outages replace the stored rows of the same provider and start.
+	Outages []OutageRow
 	// Forget removes the positions of these paths (files that are gone).
 	Forget []string
 }
@@ -88,7 +92,7 @@ type Batch struct {
 // Empty reports whether b stores nothing.
 func (b Batch) Empty() bool {
 	return len(b.Positions)+len(b.Looked)+len(b.Events)+len(b.Sessions)+len(b.Entries)+len(b.Decisions)+
-		len(b.Attempts)+len(b.Outcomes)+len(b.Meta)+len(b.Forget) == 0
+		len(b.Attempts)+len(b.Outcomes)+len(b.Meta)+len(b.Outages)+len(b.Forget) == 0
 }
 
 // The statements Commit prepares once per batch.
@@ -96,15 +100,17 @@ const (
 	upsertPosition = `INSERT INTO positions (path, dev, inode, fingerprint, offset, mark) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (path) DO UPDATE SET dev = excluded.dev, inode = excluded.inode,
 		fingerprint = excluded.fingerprint, offset = excluded.offset, mark = excluded.mark`
-	insertEvent = `INSERT INTO events (ident, agent, session, project, time, detected_at, kind, class, code, message, reset_at, detail)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	insertEvent = `INSERT INTO events (ident, agent, session, project, time, detected_at, kind, class, code, message, reset_at, detail, provider)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
 	upsertSession = `INSERT INTO sessions (agent, session, project, path, state, note, until, updated_at, machine)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (agent, session) DO UPDATE SET project = excluded.project, path = excluded.path,
 		state = excluded.state, note = excluded.note, until = excluded.until,
 		updated_at = excluded.updated_at, machine = excluded.machine`
-	insertEntry = `INSERT INTO entries (time, agent, project, session, what, error_text, class, code, attempts, read)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertEntry = `INSERT INTO entries (time, agent, project, session, what, error_text, class, code, attempts, provider, model, outage, read)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// replacedEntry removes an outage's own entry that a new one replaces.
+	replacedEntry  = "DELETE FROM entries WHERE outage = ? AND session = ''"
 	insertDecision = `INSERT INTO decisions (agent, session, time, what) VALUES (?, ?, ?, ?)`
 	finishAttempt  = `UPDATE attempts SET status = ?, backend = ?, target = ?, reason = ?, finished = ?
 		WHERE id = ? AND status = 'sending'`
@@ -134,7 +140,7 @@ func (db *DB) Commit(ctx context.Context, b Batch) error {
 			func() error {
 				return each(ctx, tx, insertEvent, b.Events, func(e EventRow) []any {
 					return []any{e.Ident, e.Agent, e.Session, e.Project, ms(e.Time), ms(e.DetectedAt),
-						e.Kind, e.Class, e.Code, e.Message, ms(e.ResetAt), e.Detail}
+						e.Kind, e.Class, e.Code, e.Message, ms(e.ResetAt), e.Detail, e.Provider}
 				})
 			},
 			func() error {
@@ -144,12 +150,21 @@ func (db *DB) Commit(ctx context.Context, b Batch) error {
 				})
 			},
 			func() error {
+				own := slices.DeleteFunc(slices.Clone(b.Entries), func(e EntryRow) bool { return e.Outage == "" || e.Session != "" })
+				return each(ctx, tx, replacedEntry, own, func(e EntryRow) []any { return []any{e.Outage} })
+			},
+			func() error {
 				return each(ctx, tx, insertEntry, b.Entries, func(e EntryRow) []any {
 					return []any{ms(e.Time), e.Agent, e.Project, e.Session, e.What, e.ErrorText,
-						e.Class, e.Code, e.Attempts, e.Read}
+						e.Class, e.Code, e.Attempts, e.Provider, e.Model, e.Outage, e.Read}
 				})
 			},
 			func() error { return beginAttempts(ctx, tx, b.Attempts) },
+			func() error {
+				return each(ctx, tx, upsertOutage, b.Outages, func(o OutageRow) []any {
+					return []any{o.Provider, ms(o.Start), ms(o.End), o.GaveUp, o.Sessions, o.Outage}
+				})
+			},
 			func() error {
 				return each(ctx, tx, insertDecision, b.Decisions, func(d DecisionRow) []any {
 					return []any{d.Agent, d.Session, ms(d.Time), d.What}

@@ -15,14 +15,18 @@ type EntryRow struct {
 	What                    string // what happened, in a sentence
 	ErrorText               string // the original error text
 	Class, Code             string
-	Attempts                int // continuations sent for this failure
-	Read                    bool
+	Attempts                int    // continuations sent for this failure
+	Provider, Model         string // what the failure happened on, where the records said
+	// Outage names the outage the entry belongs to ("" for none): an
+	// outage's own entry has no session and is replaced by its later one.
+	Outage string
+	Read   bool
 }
 
 // Entries returns the Inbox entries, newest first; only the unread ones
 // when unreadOnly.
 func (db *DB) Entries(ctx context.Context, unreadOnly bool) ([]EntryRow, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT id, time, agent, project, session, what, error_text, class, code, attempts, read
+	rows, err := db.r.QueryContext(ctx, `SELECT id, time, agent, project, session, what, error_text, class, code, attempts, provider, model, outage, read
 		FROM entries WHERE read = 0 OR NOT ? ORDER BY time DESC, id DESC`, unreadOnly)
 	if err != nil {
 		return nil, fmt.Errorf("inbox: entries: %w", err)
@@ -31,7 +35,7 @@ func (db *DB) Entries(ctx context.Context, unreadOnly bool) ([]EntryRow, error) 
 	err = scanAll(rows, func(s scanner) error {
 		var e EntryRow
 		var t sql.NullInt64
-		err := s.Scan(&e.ID, &t, &e.Agent, &e.Project, &e.Session, &e.What, &e.ErrorText, &e.Class, &e.Code, &e.Attempts, &e.Read)
+		err := s.Scan(&e.ID, &t, &e.Agent, &e.Project, &e.Session, &e.What, &e.ErrorText, &e.Class, &e.Code, &e.Attempts, &e.Provider, &e.Model, &e.Outage, &e.Read)
 		e.Time = fromMS(t)
 		out = append(out, e)
 		return err

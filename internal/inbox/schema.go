@@ -104,6 +104,25 @@ var migrations = []string{
 		folder TEXT PRIMARY KEY CHECK (folder <> ''),
 		files  BLOB NOT NULL
 	);`,
+
+	// 5: the provider and model a dead turn failed against, on its event
+	// and its Inbox entry.
+	`ALTER TABLE events ADD COLUMN provider TEXT NOT NULL DEFAULT '';
+	ALTER TABLE entries ADD COLUMN provider TEXT NOT NULL DEFAULT '';
+	ALTER TABLE entries ADD COLUMN model TEXT NOT NULL DEFAULT '';`,
+
+	// 6: provider outages (outages.go; docs/behaviour.md §9).
+	`CREATE TABLE outages (
+		provider TEXT NOT NULL CHECK (provider <> ''),
+		start    INTEGER NOT NULL,
+		end      INTEGER,
+		gave_up  INTEGER NOT NULL DEFAULT 0,
+		sessions INTEGER NOT NULL,
+		outage   BLOB NOT NULL,
+		PRIMARY KEY (provider, start)
+	);
+	CREATE INDEX events_provider_errors ON events (coalesce(time, detected_at)) WHERE class = 'provider_error';
+	ALTER TABLE entries ADD COLUMN outage TEXT NOT NULL DEFAULT '';`,
 }
 
 // moveData are the steps in Go that follow a schema step, in its

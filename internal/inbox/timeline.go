@@ -17,7 +17,7 @@ func (db *DB) Timeline(ctx context.Context, agent, session string) (events []Eve
 	defer tx.Rollback()
 
 	const who = " WHERE (?1 = '' OR agent = ?1) AND session = ?2 "
-	rows, err := tx.QueryContext(ctx, `SELECT agent, session, project, time, detected_at, kind, class, code, message, reset_at, detail
+	rows, err := tx.QueryContext(ctx, `SELECT agent, session, project, time, detected_at, kind, class, code, message, reset_at, detail, provider
 		FROM events`+who+`ORDER BY coalesce(time, detected_at), id`, agent, session)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("inbox: events of %s/%s: %w", agent, session, err)
@@ -25,7 +25,7 @@ func (db *DB) Timeline(ctx context.Context, agent, session string) (events []Eve
 	err = scanAll(rows, func(s scanner) error {
 		var e EventRow
 		var t, detected, reset sql.NullInt64
-		err := s.Scan(&e.Agent, &e.Session, &e.Project, &t, &detected, &e.Kind, &e.Class, &e.Code, &e.Message, &reset, &e.Detail)
+		err := s.Scan(&e.Agent, &e.Session, &e.Project, &t, &detected, &e.Kind, &e.Class, &e.Code, &e.Message, &reset, &e.Detail, &e.Provider)
 		e.Time, e.DetectedAt, e.ResetAt = fromMS(t), fromMS(detected), fromMS(reset)
 		events = append(events, e)
 		return err

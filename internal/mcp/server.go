@@ -36,6 +36,8 @@ type Daemon interface {
 	// fn returns false.
 	Watch(ctx context.Context, fn func(status.Status) bool) error
 	Change(context.Context, status.SettingsChange) (status.Settings, error)
+	// ContinueAll sends the waiting attempts of a provider's outage now.
+	ContinueAll(ctx context.Context, provider string) (int, error)
 }
 
 // Options configure the server.
@@ -74,27 +76,30 @@ func NewServer(opts Options) *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "nudge", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: "nudge watches AI coding agents' sessions (Claude Code, Codex, Kimi, OpenCode, Muse, Grok) and knows how each one's last turn ended: " +
 			"done, failed (with the cause and the agent's original error text) or usage-limited (until when). " +
-			"Use wait to block until a child session's turn ends; a failed turn is never reported as done.",
+			"Use wait to block until a child session's turn ends; a failed turn is never reported as done. " + untrusted,
 		Logger: opts.Log,
 	})
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true}
 	sdk.AddTool(srv, &sdk.Tool{Name: "list_sessions", Annotations: readOnly,
-		Description: "List the sessions nudge watches with their state (working, finished, failed, retrying, waiting_box, waiting_you, usage_limit, needs_signin, cancelled, gave_up), newest first. Filter by folder, agent or state."},
-		s.listSessions)
+		Description: "List the sessions nudge watches with their state (working, finished, failed, retrying, waiting_box, waiting_you, waiting_provider, usage_limit, needs_signin, cancelled, gave_up), newest first. Filter by folder, agent or state."},
+		inert(s.listSessions))
 	sdk.AddTool(srv, &sdk.Tool{Name: "get_session", Annotations: readOnly,
 		Description: "One session's state, how its last turn ended (outcome, class, original error text, reset time, continuations sent) and its timeline of events, decisions and attempts (what `nudge explain --json` shows)."},
-		s.getSession)
+		inert(s.getSession))
 	sdk.AddTool(srv, &sdk.Tool{Name: "list_inbox", Annotations: readOnly,
 		Description: "The Inbox entries, newest first: what nudge told the person, with the original error text. unread: only unread ones."},
-		s.listInbox)
+		inert(s.listInbox))
 	sdk.AddTool(srv, &sdk.Tool{Name: "wait", Annotations: readOnly,
 		Description: "Wait until a session's turn ends, then say how: done, failed (class and original error text) or usage_limited (reset_at); outcome timeout when timeout_seconds pass first. " +
 			"Pass since (the time you gave the child its task) so that an earlier turn's end does not count. Needs the nudge daemon running."},
-		s.wait)
+		inert(s.wait))
 	if opts.AllowToggles {
 		sdk.AddTool(srv, &sdk.Tool{Name: "set_toggles", Annotations: &sdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(false)},
 			Description: "Flip the daemon's toggles: retry (\"Retry after API errors\"), continue_after_usage_limit, paused. Omitted ones stay; returns the settings in force."},
-			s.setToggles)
+			inert(s.setToggles))
+		sdk.AddTool(srv, &sdk.Tool{Name: "continue_all", Annotations: &sdk.ToolAnnotations{DestructiveHint: new(false)},
+			Description: "Continue now every session that waits for a provider's outage to end (of the provider given, else of every provider), spaced out and under the same safety checks; returns how many."},
+			inert(s.continueAll))
 	}
 	return srv
 }
@@ -395,4 +400,22 @@ func (s *server) setToggles(ctx context.Context, _ *sdk.CallToolRequest, in Togg
 		return nil, set, fmt.Errorf("the toggles live in the running daemon (start it with `nudge run`): %w", err)
 	}
 	return nil, set, err
+}
+
+// ContinueAllInput names the provider whose waiting sessions to continue.
+type ContinueAllInput struct {
+	Provider string `json:"provider,omitempty" jsonschema:"the provider id (anthropic, openai, …); omitted: every provider"`
+}
+
+// ContinueAllOutput says how many sessions were continued.
+type ContinueAllOutput struct {
+	Continued int `json:"continued"`
+}
+
+func (s *server) continueAll(ctx context.Context, _ *sdk.CallToolRequest, in ContinueAllInput) (*sdk.CallToolResult, ContinueAllOutput, error) {
+	n, err := s.daemon.ContinueAll(ctx, in.Provider)
+	if errors.Is(err, s.opts.NotRunning) {
+		return nil, ContinueAllOutput{}, fmt.Errorf("the outages live in the running daemon (start it with `nudge run`): %w", err)
+	}
+	return nil, ContinueAllOutput{Continued: n}, err
 }

@@ -93,7 +93,7 @@ func lastTurn(s status.Session, tl explain.Timeline) Turn {
 		t.Outcome, t.Ended = OutcomeFailed, true
 	case retry.UsageLimit:
 		t.Outcome, t.Ended = OutcomeUsageLimited, true
-	case retry.Retrying, retry.WaitingBox, retry.WaitingYou:
+	case retry.Retrying, retry.WaitingBox, retry.WaitingYou, retry.WaitingProvider:
 		t.Outcome = OutcomeRetrying
 	case retry.Working:
 		t.Outcome = OutcomeWorking

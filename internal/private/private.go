@@ -2,12 +2,14 @@
 // reach: a folder must belong to this user and be closed to writes by
 // anyone else, and so must the folders it lies in (a sticky folder such as
 // /tmp excepted), or another user could swap or redirect what nudge writes
-// there. Files are never opened through a symbolic link.
+// there. Files are never opened through a symbolic link. A file of settings
+// nudge reads (ReadFile) is held to the same rules.
 package private
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/user"
@@ -37,7 +39,7 @@ func Check(what, path string) error {
 		return fmt.Errorf("%s %s: %w", what, path, err)
 	}
 	me := os.Getuid()
-	if err := checkLinks(what, path, abs, me); err != nil {
+	if err := checkLinks(what, path, abs, me, folderHint); err != nil {
 		return err
 	}
 	real, err := filepath.EvalSymlinks(abs)
@@ -63,13 +65,8 @@ func Check(what, path string) error {
 		return fmt.Errorf("%s %s can be changed by other users (mode %04o); make it yours alone: chmod 700 %q",
 			what, path, fi.Mode().Perm(), path)
 	}
-	for dir := filepath.Dir(real); ; dir = filepath.Dir(dir) {
-		if err := checkAbove(what, path, dir, me); err != nil {
-			return err
-		}
-		if dir == filepath.Dir(dir) {
-			break
-		}
+	if err := checkAllAbove(what, path, real, me, folderHint); err != nil {
+		return err
 	}
 	entries, err := os.ReadDir(real)
 	if err != nil {
@@ -90,36 +87,54 @@ func shared(fi fs.FileInfo) bool {
 	return fi.Mode()&fs.ModeSticky != 0 && fi.Mode().Perm()&0o002 != 0
 }
 
+// folderHint and fileHint say what to do about a refused folder or file.
+const (
+	folderHint = "choose a folder of your own (NUDGE_DATA_DIR, log.file)"
+	fileHint   = "use a file of your own in a folder of your own (--config, NUDGE_CONFIG)"
+)
+
 // checkLinks checks the symbolic links on the way to abs: each must
 // belong to this user or root, or its owner could point it elsewhere.
-func checkLinks(what, path, abs string, me int) error {
+func checkLinks(what, path, abs string, me int, hint string) error {
 	for p := abs; p != filepath.Dir(p); p = filepath.Dir(p) {
 		fi, err := os.Lstat(p)
 		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 			continue
 		}
 		if uid := owner(fi); uid != me && uid != 0 {
-			return fmt.Errorf("%s %s goes through the link %s, which belongs to %s: that user could point it elsewhere; "+
-				"choose a folder of your own (NUDGE_DATA_DIR, log.file)", what, path, p, userName(uid))
+			return fmt.Errorf("%s %s goes through the link %s, which belongs to %s: that user could point it elsewhere; %s",
+				what, path, p, userName(uid), hint)
 		}
 	}
 	return nil
 }
 
+// checkAllAbove checks every folder that real, the resolved path, lies in.
+func checkAllAbove(what, path, real string, me int, hint string) error {
+	for dir := filepath.Dir(real); ; dir = filepath.Dir(dir) {
+		if err := checkAbove(what, path, dir, me, hint); err != nil {
+			return err
+		}
+		if dir == filepath.Dir(dir) {
+			return nil
+		}
+	}
+}
+
 // checkAbove checks a folder that path lies in.
-func checkAbove(what, path, dir string, me int) error {
+func checkAbove(what, path, dir string, me int, hint string) error {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", what, path, err)
 	}
 	uid := owner(fi)
 	if uid != me && uid != 0 {
-		return fmt.Errorf("%s %s lies in %s, which belongs to %s: that user could replace it; "+
-			"choose a folder of your own (NUDGE_DATA_DIR, log.file)", what, path, dir, userName(uid))
+		return fmt.Errorf("%s %s lies in %s, which belongs to %s: that user could replace it; %s",
+			what, path, dir, userName(uid), hint)
 	}
 	if fi.Mode().Perm()&0o002 != 0 && !shared(fi) {
-		return fmt.Errorf("%s %s lies in %s, which every user can change (mode %04o): they could replace it; "+
-			"choose a folder of your own (NUDGE_DATA_DIR, log.file)", what, path, dir, fi.Mode().Perm())
+		return fmt.Errorf("%s %s lies in %s, which every user can change (mode %04o): they could replace it; %s",
+			what, path, dir, fi.Mode().Perm(), hint)
 	}
 	return nil
 }
@@ -143,12 +158,16 @@ func checkEntry(path string, me int) error {
 }
 
 // OpenFile opens the file at path like os.OpenFile, but never through a
-// symbolic link, and only a regular file of this user; one that others
-// could read or write is made user-only.
+// symbolic link, never waiting (a FIFO is refused, with or without a
+// reader), and only a regular file of this user; one that others could
+// read or write is made user-only.
 func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, perm)
+	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, perm)
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, fmt.Errorf("%s is a symbolic link; nudge never writes through one in its folders: remove it", path)
+	}
+	if errors.Is(err, syscall.ENXIO) {
+		return nil, fmt.Errorf("%s is not a regular file: remove it", path)
 	}
 	if err != nil {
 		return nil, err
@@ -172,6 +191,59 @@ func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 		}
 	}
 	return f, nil
+}
+
+// ReadFile reads a file of settings, at most max bytes, that nobody but
+// this user (and root) can change: the file belongs to this user or root
+// (a file a system manager installed) and is not writable by group or
+// others, and the links and folders on the way to
+// it pass Check's rules for the folders above a private folder. It is
+// opened once, without waiting (a FIFO is refused, never waited on), and
+// the opened file is what is checked. A missing file is an error wrapping
+// fs.ErrNotExist.
+func ReadFile(what, path string, max int64) ([]byte, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", what, path, err)
+	}
+	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", what, path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", what, path, err)
+	}
+	me := os.Getuid()
+	switch uid := owner(fi); {
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("%s %s is not a regular file (%s); %s", what, path, fi.Mode().Type(), fileHint)
+	case uid != me && uid != 0:
+		return nil, fmt.Errorf("%s %s belongs to %s, not to you: that user could change what nudge does and types; %s",
+			what, path, userName(uid), fileHint)
+	case fi.Mode().Perm()&0o022 != 0:
+		return nil, fmt.Errorf("%s %s can be changed by other users (mode %04o); make it yours alone: chmod go-w %q",
+			what, path, fi.Mode().Perm(), path)
+	}
+	if err := checkLinks(what, path, abs, me, fileHint); err != nil {
+		return nil, err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", what, path, err)
+	}
+	if err := checkAllAbove(what, path, real, me, fileHint); err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", what, path, err)
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s %s is larger than %d bytes", what, path, max)
+	}
+	return data, nil
 }
 
 // WriteFile replaces the file at path with a new user-only file holding

@@ -222,3 +222,61 @@ func TestOpenFileRefusesAnotherUsersFile(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A file of settings is read when only this user can change it; one open
+// to others, in an open folder, or a FIFO is refused without waiting, and
+// a missing one is fs.ErrNotExist.
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(path, []byte("a: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadFile("config file", path, 64); err != nil || string(b) != "a: 1\n" {
+		t.Fatalf("own file: %q, %v", b, err)
+	}
+	if _, err := ReadFile("config file", path, 2); err == nil {
+		t.Error("a file over the limit was read")
+	}
+	if err := os.Chmod(path, 0o620); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadFile("config file", path, 64)
+	mustErr(t, err, "config file "+path, "mode 0620", "chmod go-w")
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ReadFile("config file", path, 64)
+	mustErr(t, err, "lies in "+dir, "every user can change")
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = testenv.Returns(t, "reading a FIFO", func() error {
+		_, err := ReadFile("config file", fifo, 64)
+		return err
+	})
+	mustErr(t, err, "not a regular file")
+	if _, err := ReadFile("config file", filepath.Join(dir, "none"), 64); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestReadFileRefusesAnotherUsersFile(t *testing.T) {
+	asRoot(t)
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte("a: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(path, stranger, stranger); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadFile("config file", path, 64)
+	mustErr(t, err, "belongs to user", "(65534)")
+}

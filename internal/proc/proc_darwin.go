@@ -220,3 +220,9 @@ func TTYPath(p Process) string {
 	}
 	return ""
 }
+
+// PeerUID is not told on macOS without cgo: errors.ErrUnsupported, and the
+// peer counts as a stranger (docs/mac.md).
+func PeerUID(netip.AddrPort, netip.AddrPort) (int, error) {
+	return 0, fmt.Errorf("peer of a connection: %w", errors.ErrUnsupported)
+}

@@ -21,3 +21,4 @@ func Listening(int) ([]netip.AddrPort, error)              { return nil, errors.
 func OnTTY(Process, string) (bool, error)                  { return false, errors.ErrUnsupported }
 func TTYPath(Process) string                               { return "" }
 func WatchExit(Process) (*Exit, error)                     { return nil, errors.ErrUnsupported }
+func PeerUID(netip.AddrPort, netip.AddrPort) (int, error)  { return 0, errors.ErrUnsupported }

@@ -18,24 +18,30 @@ type State string
 
 // Session states, in the person's words.
 const (
-	Working     State = "working"      // a turn is open and the agent is on it
-	Finished    State = "finished"     // the last turn completed
-	Failed      State = "failed"       // the last turn died and nudge will not act on it
-	Retrying    State = "retrying"     // a continuation is scheduled (see Until)
-	WaitingBox  State = "waiting_box"  // a retry is due but a box is open
-	WaitingYou  State = "waiting_you"  // a retry is due but you are using the session's prompt
-	UsageLimit  State = "usage_limit"  // limited until Until (zero: no reset time given)
-	NeedsSignIn State = "needs_signin" // an auth failure: the person must sign in
-	Cancelled   State = "cancelled"    // the person interrupted the turn
-	GaveUp      State = "gave_up"      // retries exhausted or undeliverable; the person was told
+	Working    State = "working"     // a turn is open and the agent is on it
+	Finished   State = "finished"    // the last turn completed
+	Failed     State = "failed"      // the last turn died and nudge will not act on it
+	Retrying   State = "retrying"    // a continuation is scheduled (see Until)
+	WaitingBox State = "waiting_box" // a retry is due but a box is open
+	WaitingYou State = "waiting_you" // a retry is due but you are using the session's prompt
+	// WaitingProvider: a retry waits while another session probes the
+	// provider it failed against (docs/behaviour.md §9).
+	WaitingProvider State = "waiting_provider"
+	UsageLimit      State = "usage_limit"  // limited until Until (zero: no reset time given)
+	NeedsSignIn     State = "needs_signin" // an auth failure: the person must sign in
+	Cancelled       State = "cancelled"    // the person interrupted the turn
+	GaveUp          State = "gave_up"      // retries exhausted or undeliverable; the person was told
 )
 
 // States are the session states, in the order of docs/behaviour.md §6.
-var States = []State{Working, Finished, Failed, Retrying, WaitingBox, WaitingYou, UsageLimit, NeedsSignIn, Cancelled, GaveUp}
+var States = []State{Working, Finished, Failed, Retrying, WaitingBox, WaitingYou, WaitingProvider, UsageLimit, NeedsSignIn, Cancelled, GaveUp}
 
 // Due tells whether a continuation is pending in state st: scheduled, or
-// due and held by a box or by the person at the keyboard.
-func (st State) Due() bool { return st == Retrying || st == WaitingBox || st == WaitingYou }
+// due and held by a box, by the person at the keyboard or by a provider's
+// outage.
+func (st State) Due() bool {
+	return st == Retrying || st == WaitingBox || st == WaitingYou || st == WaitingProvider
+}
 
 // Told tells whether the person was told about a session in state st,
 // in the words of its note (the Inbox entry's and the notification's): it

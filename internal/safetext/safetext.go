@@ -1,5 +1,6 @@
 // Package safetext makes text from an agent's records safe to show as
-// plain text: in the person's terminal and in a desktop notification.
+// plain text: in the person's terminal and in a desktop notification, and
+// inside the JSON nudge prints (EncodeJSON).
 package safetext
 
 import (

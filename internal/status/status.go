@@ -13,6 +13,27 @@ type Status struct {
 	Daemon   *Daemon   `json:"daemon"`   // nil when no daemon is running
 	Settings *Settings `json:"settings"` // nil when no daemon is running
 	Sessions []Session `json:"sessions"`
+	// Outages are the providers' outages that last (docs/behaviour.md §9).
+	Outages []Outage `json:"outages,omitempty"`
+}
+
+// Outage is one provider's outage while it lasts.
+type Outage struct {
+	Provider string    `json:"provider"` // the provider id
+	Title    string    `json:"title"`    // as people write it ("Anthropic")
+	Since    time.Time `json:"since"`
+	Sessions int       `json:"sessions"` // the sessions it holds
+	Waiting  int       `json:"waiting"`  // those waiting for it
+}
+
+// Line says it in a line, as the menu shows it: "Anthropic failing since
+// 10:42 · 5 sessions waiting".
+func (o Outage) Line() string {
+	n := fmt.Sprintf("%d sessions", o.Waiting)
+	if o.Waiting == 1 {
+		n = "1 session"
+	}
+	return fmt.Sprintf("%s failing since %s · %s waiting", o.Title, o.Since.Local().Format("15:04"), n)
 }
 
 // Daemon describes the running daemon.
@@ -30,10 +51,21 @@ type Daemon struct {
 	SkippedFiles []SkippedFile `json:"skipped_files"`
 	// StoreFailing is set while the database refuses to store what was read.
 	StoreFailing *StoreFailing `json:"store_failing,omitempty"`
+	// Stuck are the sources that cannot be read now: an agent's host that
+	// does not answer, a file or folder whose reading fails.
+	Stuck []Stuck `json:"stuck,omitempty"`
 	// UnknownShapes are the failure record shapes nudge does not know
 	// (docs/failures.md), seen since start: each logged once, counted here
 	// so that a person can report them; the most seen first.
 	UnknownShapes []UnknownShape `json:"unknown_shapes,omitempty"`
+}
+
+// Stuck is a source that cannot be read now: what it is ("muse serve", a
+// path), since when, and what fails.
+type Stuck struct {
+	Source string    `json:"source"`
+	Since  time.Time `json:"since"`
+	Error  string    `json:"error"`
 }
 
 // UnknownShape is one failure record shape nudge does not know.
@@ -90,7 +122,12 @@ type Session struct {
 	Told       string     `json:"told,omitempty"`     // the note when it is what the person was told (gave up, needs sign-in, usage limit), shown under the session
 	RetryAt    *time.Time `json:"retry_at,omitempty"` // the pending continuation, if any
 	ResetAt    *time.Time `json:"reset_at,omitempty"` // usage limit: when it resets, if the agent said
-	UpdatedAt  time.Time  `json:"updated_at"`
+	// Provider, Endpoint and Model are what the session's dead turn failed
+	// against, while nudge acts on it.
+	Provider  string    `json:"provider,omitempty"`
+	Endpoint  string    `json:"endpoint,omitempty"`
+	Model     string    `json:"model,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // StateWords says a session's state as the person reads it, "gave up" for
@@ -103,6 +140,8 @@ func StateWords(state string) string {
 		return "waiting for a box"
 	case "waiting_you":
 		return "waiting for you"
+	case "waiting_provider":
+		return "waiting for the provider"
 	case "needs_signin":
 		return "needs sign-in"
 	}
@@ -126,7 +165,7 @@ func (l Look) Words() string { return strings.ReplaceAll(string(l), "_", " ") }
 // Busy tells whether nudge is acting on the session: a continuation is
 // pending or waits for a box to close.
 func (s Session) Busy() bool {
-	return s.State == "retrying" || s.State == "waiting_box" || s.State == "waiting_you"
+	return s.State == "retrying" || s.State == "waiting_box" || s.State == "waiting_you" || s.State == "waiting_provider"
 }
 
 // CannotSave tells that the running daemon's store refuses writes.

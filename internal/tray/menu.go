@@ -16,6 +16,7 @@ const (
 	clickContinue = "continue"
 	clickInbox    = "inbox"
 	clickPause    = "pause"
+	clickWaiting  = "continue_waiting"
 	clickQuit     = "quit"
 )
 
@@ -27,6 +28,7 @@ const (
 	labelPause    = "Pause"
 	labelResume   = "Resume"
 	labelQuit     = "Quit"
+	labelWaiting  = "Continue the waiting sessions now"
 )
 
 // title is the icon's title.
@@ -85,6 +87,14 @@ func draw(st status.Status, unread int, now time.Time) picture {
 	cannotSave := st.CannotSave()
 	if cannotSave {
 		p.lines = append(p.lines, line{label: "Cannot save (" + short(st.Daemon.StoreFailing.Error, 48) + "); retrying, nothing is lost"})
+	}
+	waiting := 0
+	for _, o := range st.Outages {
+		p.lines = append(p.lines, line{label: safetext.Line(o.Line())})
+		waiting += o.Waiting
+	}
+	if waiting > 0 {
+		p.lines = append(p.lines, line{click: clickWaiting, label: labelWaiting, enabled: true})
 	}
 	if len(st.Sessions) == 0 {
 		p.lines = append(p.lines, line{label: "No sessions yet"})
@@ -184,6 +194,9 @@ func stateWords(s status.Session, now time.Time) (string, bool) {
 		return fmt.Sprintf("retrying in %d s", secs), true
 	case s.State == "usage_limit" && s.ResetAt != nil:
 		return "usage limit until " + clock(*s.ResetAt, now), false
+	case (s.State == "waiting_you" || s.State == "waiting_provider") && s.Note != "":
+		// "waiting: you have unsent text in the prompt", "waiting for Anthropic"
+		return safetext.Line(s.Note), false
 	}
 	return s.StateWords, false
 }

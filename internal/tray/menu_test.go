@@ -3,6 +3,7 @@ package tray
 import (
 	"bytes"
 	"image/png"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,9 @@ func TestStateWords(t *testing.T) {
 		{status.Session{State: "retrying", StateWords: "retrying", RetryAt: at(now.Add(12*time.Second + 300*time.Millisecond))}, "retrying in 13 s", true},
 		{status.Session{State: "retrying", StateWords: "retrying", RetryAt: at(now.Add(-time.Second))}, "retrying now", true},
 		{status.Session{State: "waiting_box", StateWords: "waiting for a box"}, "waiting for a box", false},
+		{status.Session{State: "waiting_you", StateWords: "waiting for you", Note: "waiting: you have unsent text in the prompt"}, "waiting: you have unsent text in the prompt", false},
+		{status.Session{State: "waiting_you", StateWords: "waiting for you"}, "waiting for you", false},
+		{status.Session{State: "waiting_provider", StateWords: "waiting for the provider", Note: "waiting for Anthropic"}, "waiting for Anthropic", false},
 		{status.Session{State: "usage_limit", StateWords: "usage limit", ResetAt: at(now.Add(3 * time.Hour))}, "usage limit until 13:00", false},
 		{status.Session{State: "usage_limit", StateWords: "usage limit", ResetAt: at(now.Add(48 * time.Hour))}, "usage limit until Wed 2 Dec 10:00", false},
 		{status.Session{State: "usage_limit", StateWords: "usage limit"}, "usage limit", false},
@@ -215,5 +219,23 @@ func TestIcons(t *testing.T) {
 			}
 			seen[string(b)] = l
 		}
+	}
+}
+
+// While an outage lasts the menu says so in one line.
+func TestDrawOutage(t *testing.T) {
+	since := time.Date(2026, 12, 4, 10, 42, 0, 0, time.Local)
+	st := status.Status{Settings: &status.Settings{RetryEnabled: true},
+		Outages: []status.Outage{{Provider: "anthropic", Title: "Anthropic", Since: since, Sessions: 6, Waiting: 5}}}
+	p := draw(st, 0, since)
+	if got := labels(p); !strings.Contains(got, "|Anthropic failing since 10:42 · 5 sessions waiting|Continue the waiting sessions now|") {
+		t.Errorf("menu %s", got)
+	}
+	if !slices.ContainsFunc(p.lines, func(l line) bool { return l.click == clickWaiting && l.enabled }) {
+		t.Error("the waiting sessions cannot be continued from the menu")
+	}
+	st.Outages[0].Waiting = 0
+	if got := labels(draw(st, 0, since)); strings.Contains(got, labelWaiting) {
+		t.Errorf("with none waiting the menu offers to continue them: %s", got)
 	}
 }

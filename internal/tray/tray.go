@@ -29,6 +29,9 @@ type Spec struct {
 	// Unread counts the unread Inbox entries and returns a channel closed
 	// at the Inbox's next change.
 	Unread func(context.Context) (int, <-chan struct{}, error)
+	// ContinueAll continues the sessions waiting for a provider's outage
+	// (every provider's when "") now.
+	ContinueAll func(provider string) (int, error)
 	// OpenInbox shows the Inbox window in the person's browser.
 	OpenInbox func() error
 	// Quit asks the daemon to stop; Run returns once its ctx ends.

@@ -267,6 +267,15 @@ func (v *menuBar) click(what string) (status.Settings, bool) {
 	case clickInbox:
 		v.openInbox()
 		return status.Settings{}, false
+	case clickWaiting:
+		if v.spec.ContinueAll != nil {
+			go func() {
+				if _, err := v.spec.ContinueAll(""); err != nil {
+					v.log.Error("tray: continue the waiting sessions", "err", err)
+				}
+			}()
+		}
+		return status.Settings{}, false
 	case clickQuit:
 		v.log.Info("tray: quit from the menu")
 		v.spec.Quit()

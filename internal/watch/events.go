@@ -102,7 +102,7 @@ func (w *Watcher) lookInDir(ctx context.Context, r *root, dir string, rel []stri
 		w.problem(dir, "cannot read folder", err)
 		return
 	}
-	delete(w.problems, dir)
+	w.recovered(dir)
 	names := make(map[string]bool, len(entries))
 	files := 0
 	for _, e := range entries {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"nudge/internal/watch/muse"
@@ -27,33 +28,45 @@ func (w *Watcher) addHosts(r *root) {
 			continue
 		}
 		if w.hosts == nil {
-			w.hosts = map[string]*muse.Host{}
+			w.hosts = map[string]*asker{}
 		}
 		if w.hosts[r.Agent] == nil {
 			// Its working folder is the agent's home, never a project:
 			// a process in a project folder may be taken for the
 			// person's session when a continuation is typed.
-			w.hosts[r.Agent] = &muse.Host{Program: set.Host, Dir: r.Root, Log: w.log.With("host", set.Host+" serve")}
+			h := &muse.Host{Program: set.Host, Dir: r.Root, Log: w.log.With("host", set.Host+" serve")}
+			w.hosts[r.Agent] = &asker{host: h, name: set.Host + " serve", waiting: map[string]hostAsk{}, wake: make(chan struct{}, 1)}
 		}
 	}
 }
 
 func (w *Watcher) closeHosts() {
-	for _, h := range w.hosts {
-		h.Close()
+	for _, a := range w.hosts {
+		a.host.Close()
 	}
 }
 
 // HostStarts counts the hosts started so far, for tests and views.
 func (w *Watcher) HostStarts() int {
 	n := 0
-	for _, h := range w.hosts {
-		n += h.Starts()
+	for _, a := range w.hosts {
+		n += a.host.Starts()
 	}
 	return n
 }
 
-// askHost asks the host about t's session and emits the answer; fi
+// stuckHosts are the hosts that do not answer, for Stats.
+func (w *Watcher) stuckHosts() []Stuck {
+	var out []Stuck
+	for _, a := range w.hosts {
+		if s, ok := a.stuckNow(); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// askHost hands the question about t's session to its host's asker; fi
 // describes the trigger file. A first run's existing sessions are history:
 // their size is taken without asking.
 func (w *Watcher) askHost(ctx context.Context, t *tail, fi os.FileInfo) {
@@ -71,27 +84,191 @@ func (w *Watcher) askHost(ctx context.Context, t *tail, fi os.FileInfo) {
 		return // unchanged while nudge was away
 	}
 	t.known, t.dev, t.ino = true, dev, ino
-	h := w.hosts[t.agent]
-	if h == nil {
+	a := w.hosts[t.agent]
+	if a == nil {
 		return
 	}
-	session := filepath.Base(filepath.Dir(t.path))
-	a, err := h.Read(ctx, session)
+	if !a.started {
+		a.started = true
+		w.streams.Go(func() { a.run(ctx, w) })
+	}
+	a.put(hostAsk{t: t, session: filepath.Base(filepath.Dir(t.path)), size: size})
+}
+
+// takeHostReply emits a host's answer, on the watcher's loop; the answer
+// of a file no longer followed is dropped.
+func (w *Watcher) takeHostReply(ctx context.Context, r hostReply) {
+	t := r.ask.t
+	if w.tails[t.path] != t {
+		return
+	}
 	switch {
-	case errors.Is(err, muse.ErrNoSession):
-		w.log.Debug("the host does not know this session yet", "path", t.path, "err", err)
+	case errors.Is(r.err, muse.ErrNoSession):
+		w.log.Debug("the host does not know this session yet", "path", t.path, "err", r.err)
 		return
-	case err != nil:
-		w.problem(t.path, "cannot ask the agent's host about a session", err)
+	case r.err != nil:
+		w.problem(t.path, "cannot ask the agent's host about a session", r.err)
 		return
 	}
-	delete(w.problems, t.path)
-	line, err := json.Marshal(a)
+	w.recovered(t.path)
+	line, err := json.Marshal(r.answer)
 	if err != nil {
 		w.problem(t.path, "cannot encode the host's answer", err)
 		return
 	}
 	from := t.lines.pos
-	t.lines.reset(size)
-	w.emitFrom(ctx, t, Record{Agent: t.agent, Path: t.path, File: t.id(), Offset: from, End: size, Line: line})
+	t.lines.reset(r.ask.size)
+	w.emitFrom(ctx, t, Record{Agent: t.agent, Path: t.path, File: t.id(), Offset: from, End: r.ask.size, Line: line})
+}
+
+// Stuck is a source that cannot be read now.
+type Stuck struct {
+	Source string    // "muse serve", or a path
+	Since  time.Time // since when
+	Err    string    // what fails
+}
+
+// Host back-off: a host that does not answer is asked nothing for a while,
+// doubling from hostBackoffMin to hostBackoffMax.
+const (
+	hostBackoffMin = 30 * time.Second
+	hostBackoffMax = 10 * time.Minute
+)
+
+// hostAsk is one question for an agent's host: t's session, as of the
+// trigger file's size then.
+type hostAsk struct {
+	t       *tail
+	session string
+	size    int64
+}
+
+// hostReply is a host's answer to an ask, for the watcher's loop.
+type hostReply struct {
+	ask    hostAsk
+	answer muse.Answer
+	err    error
+}
+
+// asker asks one agent's host, one question at a time, away from the
+// watcher's loop: a host that takes its whole request time to fail holds
+// up its own sessions only. Questions wait by session, the newest of each
+// kept. A host that does not answer within its request time is asked
+// nothing for a while (hostBackoffMin doubling to hostBackoffMax), its
+// question kept, and is reported once until it answers again.
+type asker struct {
+	host    *muse.Host
+	name    string
+	started bool // owned by the watcher's loop
+
+	mu      sync.Mutex
+	waiting map[string]hostAsk // by session
+	order   []string           // sessions in the order asked
+	wake    chan struct{}
+	stuck   Stuck // Since is zero while the host answers
+}
+
+// put queues ask, replacing an older one of the same session.
+func (a *asker) put(ask hostAsk) {
+	a.mu.Lock()
+	if _, ok := a.waiting[ask.session]; !ok {
+		a.order = append(a.order, ask.session)
+	}
+	a.waiting[ask.session] = ask
+	a.mu.Unlock()
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// next takes the oldest question.
+func (a *asker) next() (hostAsk, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.order) == 0 {
+		return hostAsk{}, false
+	}
+	session := a.order[0]
+	a.order = a.order[1:]
+	ask := a.waiting[session]
+	delete(a.waiting, session)
+	return ask, true
+}
+
+// again puts back a question the host did not answer, unless a newer one
+// of its session waits.
+func (a *asker) again(ask hostAsk) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, ok := a.waiting[ask.session]; !ok {
+		a.order = append([]string{ask.session}, a.order...)
+		a.waiting[ask.session] = ask
+	}
+}
+
+func (a *asker) stuckNow() (Stuck, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stuck, !a.stuck.Since.IsZero()
+}
+
+// setStuck records whether the host answers; it reports a change.
+func (a *asker) setStuck(err error) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	was := !a.stuck.Since.IsZero()
+	switch {
+	case err == nil:
+		a.stuck = Stuck{}
+	case !was:
+		a.stuck = Stuck{Source: a.name, Since: time.Now(), Err: "does not answer: " + err.Error()}
+	default:
+		a.stuck.Err = "does not answer: " + err.Error()
+	}
+	return was != (err != nil)
+}
+
+// run asks the questions as they come until ctx ends.
+func (a *asker) run(ctx context.Context, w *Watcher) {
+	var backoff time.Duration
+	for {
+		ask, ok := a.next()
+		if !ok {
+			select {
+			case <-ctx.Done():
+				return
+			case <-a.wake:
+			}
+			continue
+		}
+		answer, err := a.host.Read(ctx, ask.session)
+		if ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			a.again(ask)
+			backoff = min(max(2*backoff, hostBackoffMin), hostBackoffMax)
+			if a.setStuck(err) {
+				w.log.Warn(a.name+" does not answer; Muse sessions are not read until it does", "asked_again_in", backoff, "err", err)
+				w.statsChanged()
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			continue
+		}
+		backoff = 0
+		if a.setStuck(nil) {
+			w.log.Info(a.name + " answers again")
+			w.statsChanged()
+		}
+		select {
+		case w.hostReplies <- hostReply{ask: ask, answer: answer, err: err}:
+		case <-ctx.Done():
+			return
+		}
+	}
 }

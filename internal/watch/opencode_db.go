@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"nudge/internal/watch/agentdb"
 	"nudge/internal/watch/opencode"
 )
 
@@ -64,10 +65,13 @@ func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
 		w.relook[t] = time.Now().Add(databaseSettle)
 	}
 	t.size, t.mtime = size, mtime.UnixNano()
-	if wal, err := opencode.InWAL(t.path); err != nil || !wal {
+	if wal, err := opencode.InWAL(t.path); err != nil {
+		w.problem(t.path, "cannot read database", err)
+		return
+	} else if !wal {
 		// Not readable yet without getting in OpenCode's way; its switch
 		// to WAL changes the file and brings it back here.
-		w.log.Debug("OpenCode database not in WAL mode yet; not reading it", "path", t.path, "err", err)
+		w.log.Debug("OpenCode database not in WAL mode yet; not reading it", "path", t.path)
 		return
 	}
 	db, err := opencode.Open(t.path)
@@ -76,12 +80,15 @@ func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
 		return
 	}
 	defer db.Close()
-	last, err := opencode.Last(ctx, db)
+	last, err := opencode.Last(ctx, db.DB)
+	if w.checkpointed(t, db) {
+		return
+	}
 	if err != nil {
 		w.problem(t.path, "cannot read database", err)
 		return
 	}
-	delete(w.problems, t.path)
+	w.recovered(t.path)
 	switch {
 	case t.atEnd:
 		t.atEnd, t.checkpoint = false, true
@@ -101,7 +108,10 @@ func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
 	id := t.id()
 	skipped := int64(0)
 	for ctx.Err() == nil && t.lines.pos < last {
-		rows, err := opencode.Events(ctx, db, t.lines.pos, batchRecords)
+		rows, err := opencode.Events(ctx, db.DB, t.lines.pos, batchRecords)
+		if w.checkpointed(t, db) {
+			break
+		}
 		if err != nil {
 			w.problem(t.path, "cannot read database", err)
 			break
@@ -127,4 +137,16 @@ func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
 		at := t.lines.pos
 		w.emitFrom(ctx, t, Record{Agent: t.agent, Path: t.path, File: id, Offset: at, End: at, Checkpoint: true})
 	}
+}
+
+// checkpointed reports whether OpenCode may have checkpointed during a
+// read of db (agentdb.DB.Changed): what was read, or the error the read
+// met, is then dropped, and t is read again a moment later.
+func (w *Watcher) checkpointed(t *tail, db *agentdb.DB) bool {
+	if !db.Changed() {
+		return false
+	}
+	w.log.Debug("OpenCode database checkpointed during a read; reading it again", "path", t.path)
+	w.relook[t] = time.Now().Add(databaseSettle)
+	return true
 }

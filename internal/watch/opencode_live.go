@@ -452,7 +452,7 @@ func sessionFolder(ctx context.Context, path, id string) (string, error) {
 		return "", err
 	}
 	defer db.Close()
-	return opencode.SessionFolder(ctx, db, id)
+	return opencode.SessionFolder(ctx, db.DB, id)
 }
 
 func (w *Watcher) sendLive(ctx context.Context, m liveMsg) {

@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -95,9 +96,9 @@ func (w *Watcher) settled(ctx context.Context, t *tail, fi os.FileInfo) bool {
 	return false
 }
 
-// look stats the file at p. ok is false when it cannot be looked at (the
-// problem is logged) or is no regular file any more (t, if followed, is
-// forgotten).
+// look stats the file at p. ok is false when it cannot be looked at or is
+// no regular file (the problem is logged and shown until the path is a
+// regular file or gone; t, if followed, is forgotten), or is gone.
 func (w *Watcher) look(ctx context.Context, p string, t *tail) (fi os.FileInfo, ok bool) {
 	fi, err := os.Stat(p)
 	return w.looked(ctx, p, t, stat{fi, err})
@@ -113,6 +114,11 @@ func (w *Watcher) looked(ctx context.Context, p string, t *tail, st stat) (fi os
 	case err != nil || !fi.Mode().IsRegular():
 		if t != nil {
 			w.forget(ctx, t)
+		}
+		if err == nil {
+			w.problem(p, "not read", fmt.Errorf("not a regular file (%s)", fi.Mode().Type()))
+		} else {
+			w.recovered(p)
 		}
 		return nil, false
 	}
@@ -154,7 +160,7 @@ func (w *Watcher) forget(ctx context.Context, t *tail) {
 		w.storedFollowed--
 	}
 	delete(w.tails, t.path)
-	delete(w.problems, t.path)
+	w.recovered(t.path)
 	delete(w.owed, t)
 	delete(w.relook, t)
 	if dir := filepath.Dir(t.path); w.perDir[dir] > 1 {
@@ -261,7 +267,7 @@ func (w *Watcher) readFile(ctx context.Context, t *tail, fi os.FileInfo) {
 			w.problem(t.path, "cannot open file", err)
 			return
 		}
-		delete(w.problems, t.path)
+		w.recovered(t.path)
 		w.hold(t, f)
 		open = info
 	}

@@ -21,8 +21,6 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-
-	"nudge/internal/watch/muse"
 )
 
 // Defaults of Options and the fixed limits (docs/platform.md §6).
@@ -158,6 +156,9 @@ type Stats struct {
 	// SkippedFiles are the files those lines were in, the latest first (at
 	// most 20).
 	SkippedFiles []SkippedFile
+	// Stuck are the sources that cannot be read now: an agent's host that
+	// does not answer, a file or folder whose reading fails.
+	Stuck []Stuck
 }
 
 // Watcher follows the session files of its sources.
@@ -187,9 +188,8 @@ type Watcher struct {
 	// file read since only goes later; one opened since is due after
 	// it); zero: to be found again, as once closeIdle has run.
 	closeDue   time.Time
-	problems   map[string]bool // paths whose error was logged, until they recover
-	initial    bool            // the first scan is running
-	gen        uint64          // the current scan
+	initial    bool   // the first scan is running
+	gen        uint64 // the current scan
 	batch      Batch
 	batchSize  int
 	batchCount int                   // records in batch that fill it (not checkpoints)
@@ -223,7 +223,9 @@ type Watcher struct {
 	syncs    []string
 	syncWake chan struct{}
 	live     liveState
-	hosts    map[string]*muse.Host // by agent, for FileSet.Host sources
+	hosts    map[string]*asker // by agent, for FileSet.Host sources; set up by New
+	// hostReplies carries the hosts' answers to the loop.
+	hostReplies chan hostReply
 	// streams counts followLive and the stream goroutines it starts; Run
 	// returns once they have ended.
 	streams sync.WaitGroup
@@ -235,8 +237,15 @@ type Watcher struct {
 	nWatched  atomic.Int64
 	nOpen     atomic.Int64
 	nSkipped  atomic.Int64
-	badMu     sync.Mutex
-	badFiles  map[string]*SkippedFile
+	// problems are the paths whose error was logged, until they recover;
+	// Stats shows them.
+	problemMu sync.Mutex
+	problems  map[string]Stuck
+	// problemTold is when each path's problem was last logged; owned by
+	// the Run goroutine.
+	problemTold map[string]time.Time
+	badMu       sync.Mutex
+	badFiles    map[string]*SkippedFile
 }
 
 // root is a Source with its patterns split into segments.
@@ -283,22 +292,24 @@ func New(opts Options) (*Watcher, error) {
 		opts.Logger = slog.Default()
 	}
 	w := &Watcher{
-		opts:      opts,
-		log:       opts.Logger,
-		out:       make(chan Batch),
-		dirs:      map[string]bool{},
-		unwatched: map[string]bool{},
-		perDir:    map[string]int{},
-		owed:      map[*tail]struct{}{},
-		relook:    map[*tail]time.Time{},
-		statsWake: make(chan struct{}, 1),
-		tails:     make(map[string]*tail, len(opts.Positions)),
-		open:      map[*tail]struct{}{},
-		problems:  map[string]bool{},
-		br:        bufio.NewReaderSize(nil, readBuffer),
-		now:       time.Now,
-		syncWake:  make(chan struct{}, 1),
-		live:      newLiveState(),
+		opts:        opts,
+		log:         opts.Logger,
+		out:         make(chan Batch),
+		dirs:        map[string]bool{},
+		unwatched:   map[string]bool{},
+		perDir:      map[string]int{},
+		owed:        map[*tail]struct{}{},
+		relook:      map[*tail]time.Time{},
+		statsWake:   make(chan struct{}, 1),
+		hostReplies: make(chan hostReply),
+		tails:       make(map[string]*tail, len(opts.Positions)),
+		open:        map[*tail]struct{}{},
+		problems:    map[string]Stuck{},
+		problemTold: map[string]time.Time{},
+		br:          bufio.NewReaderSize(nil, readBuffer),
+		now:         time.Now,
+		syncWake:    make(chan struct{}, 1),
+		live:        newLiveState(),
 
 		rewindWake: make(chan struct{}, 1),
 		ackWake:    make(chan struct{}, 1),
@@ -428,6 +439,7 @@ func (w *Watcher) Stats() Stats {
 		FilesOpen:    int(w.nOpen.Load()),
 		LinesSkipped: int(w.nSkipped.Load()),
 		SkippedFiles: w.skippedFiles(),
+		Stuck:        w.stuck(),
 	}
 }
 
@@ -545,6 +557,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 			w.prune()
 		case m := <-w.live.msgs:
 			w.takeLive(ctx, m)
+			soon()
+		case r := <-w.hostReplies:
+			w.takeHostReply(ctx, r)
 			soon()
 		case <-gap.C:
 			w.flush(ctx)
@@ -830,7 +845,7 @@ func (w *Watcher) scanDir(ctx context.Context, r *root, dir string, rel []string
 	case err != nil:
 		w.problem(dir, "cannot read folder", err)
 	default:
-		delete(w.problems, dir)
+		w.recovered(dir)
 	}
 	// What each entry is, in order; the stats of its files are taken
 	// together (statAll).
@@ -1024,10 +1039,63 @@ func (w *Watcher) goneWhileAway(ctx context.Context) {
 	}
 }
 
-// problem logs a path's error once, until the path recovers.
+// problem shows a path's error in Stats until the path recovers, and logs
+// it once, and again only problemRetell later: a path that fails and
+// recovers over and over (names swapped under nudge) is not told each time.
 func (w *Watcher) problem(p, msg string, err error) {
-	if !w.problems[p] {
-		w.problems[p] = true
-		w.log.Warn(msg, "path", p, "err", err)
+	now := time.Now()
+	w.problemMu.Lock()
+	_, known := w.problems[p]
+	if !known {
+		w.problems[p] = Stuck{Source: p, Since: now, Err: msg + ": " + err.Error()}
 	}
+	w.problemMu.Unlock()
+	if known {
+		return
+	}
+	w.statsChanged()
+	if at, ok := w.problemTold[p]; ok && now.Sub(at) < problemRetell {
+		return
+	}
+	for q, at := range w.problemTold {
+		if now.Sub(at) >= problemRetell {
+			delete(w.problemTold, q)
+		}
+	}
+	w.problemTold[p] = now
+	w.log.Warn(msg, "path", p, "err", err)
+}
+
+// problemRetell is how long after a path's problem was logged the next one
+// of that path is logged again.
+const problemRetell = time.Minute
+
+// recovered ends p's problem, if it had one.
+func (w *Watcher) recovered(p string) {
+	w.problemMu.Lock()
+	_, known := w.problems[p]
+	delete(w.problems, p)
+	w.problemMu.Unlock()
+	if known {
+		w.statsChanged()
+	}
+}
+
+// stuck are the sources that cannot be read now: the hosts that do not
+// answer and the paths with a problem, the oldest first, at most
+// maxSkippedFiles of them.
+func (w *Watcher) stuck() []Stuck {
+	out := w.stuckHosts()
+	w.problemMu.Lock()
+	for _, s := range w.problems {
+		out = append(out, s)
+	}
+	w.problemMu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Since.Equal(out[j].Since) {
+			return out[i].Since.Before(out[j].Since)
+		}
+		return out[i].Source < out[j].Source
+	})
+	return out[:min(len(out), maxSkippedFiles)]
 }

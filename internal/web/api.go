@@ -28,8 +28,13 @@ type Entry struct {
 	ErrorText string    `json:"error_text"` // the original error text, from the transcript
 	Class     string    `json:"class"`
 	Code      string    `json:"code"`
-	Attempts  int       `json:"attempts"` // continuations sent
-	Read      bool      `json:"read"`
+	Attempts  int       `json:"attempts"`           // continuations sent
+	Provider  string    `json:"provider,omitempty"` // the provider id the failure happened on
+	Model     string    `json:"model,omitempty"`
+	// Outage names the outage the entry belongs to; the outage's own
+	// entry has no session, and its sessions' entries come under it.
+	Outage string `json:"outage,omitempty"`
+	Read   bool   `json:"read"`
 }
 
 // keepAlive is how often an idle event stream sends a comment, so that a
@@ -57,10 +62,12 @@ func (a *api) routes() http.Handler {
 	mux.HandleFunc("GET /api/sessions/{id}", a.session)
 	mux.HandleFunc("GET /api/sessions/{id}/timeline", a.timeline)
 	mux.HandleFunc("GET /api/entries", a.entries)
+	mux.HandleFunc("GET /api/picture", a.picture)
 	mux.HandleFunc("POST /api/entries/{id}/read", a.markRead)
 	mux.HandleFunc("POST /api/entries/read-all", a.change(a.db.MarkAllRead))
 	mux.HandleFunc("POST /api/entries/clear", a.change(a.db.Clear))
 	mux.HandleFunc("POST /api/settings", a.settings)
+	mux.HandleFunc("POST /api/continue", a.continueAll)
 	mux.HandleFunc("GET /api/events", a.events)
 	return mux
 }
@@ -180,7 +187,7 @@ func (a *api) list(r *http.Request, unread bool) ([]Entry, error) {
 // NewEntry is the API's shape of a stored Inbox entry.
 func NewEntry(e inbox.EntryRow) Entry {
 	return Entry{ID: e.ID, Time: e.Time, Agent: e.Agent, Project: e.Project, Session: e.Session, What: e.What,
-		ErrorText: e.ErrorText, Class: e.Class, Code: e.Code, Attempts: e.Attempts, Read: e.Read}
+		ErrorText: e.ErrorText, Class: e.Class, Code: e.Code, Attempts: e.Attempts, Provider: e.Provider, Model: e.Model, Outage: e.Outage, Read: e.Read}
 }
 
 func (a *api) markRead(w http.ResponseWriter, r *http.Request) {

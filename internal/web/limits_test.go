@@ -86,7 +86,7 @@ func TestRefusedConnectionsAreClosed(t *testing.T) {
 
 func TestSlowAndIdleConnectionsAreDropped(t *testing.T) {
 	f := serveLimited(t, limits{readHeader: 200 * time.Millisecond, read: 400 * time.Millisecond, write: 400 * time.Millisecond,
-		idle: 400 * time.Millisecond, strangers: 64, strangerWait: time.Second})
+		idle: 400 * time.Millisecond, strangers: 64})
 	// A header that never ends.
 	header := f.dial()
 	io.WriteString(header, "GET /api/status HTTP/1.1\r\nHost: "+f.host()+"\r\n")
@@ -106,7 +106,7 @@ func TestSlowAndIdleConnectionsAreDropped(t *testing.T) {
 
 func TestEventStreamOutlivesTheReadTimeout(t *testing.T) {
 	f := serveLimited(t, limits{readHeader: 100 * time.Millisecond, read: 100 * time.Millisecond, write: time.Second,
-		idle: 100 * time.Millisecond, strangers: 64, strangerWait: time.Second})
+		idle: 100 * time.Millisecond, strangers: 64})
 	resp := f.request("GET", "/api/events", nil, "")
 	f.t.Cleanup(func() { resp.Body.Close() })
 	lines := bufio.NewScanner(resp.Body)
@@ -125,33 +125,36 @@ func TestEventStreamOutlivesTheReadTimeout(t *testing.T) {
 	next("after the timeouts")
 }
 
-func TestStrangersWaitForRoom(t *testing.T) {
-	f := serveLimited(t, limits{readHeader: time.Minute, read: time.Minute, write: time.Minute, idle: time.Minute,
-		strangers: 2, strangerWait: 100 * time.Millisecond})
-	// Two connections that have not shown the secret take the room there is.
+// TestStrangersMakeRoomForACredential: two connections without a
+// credential fill the room; a third, showing the secret, is answered all
+// the same, and the oldest stranger is closed for it. A stranger's page
+// file ends its connection.
+func TestStrangersMakeRoomForACredential(t *testing.T) {
+	f := serveLimited(t, limits{readHeader: time.Minute, read: time.Minute, write: time.Minute, idle: time.Minute, strangers: 2})
 	first := f.dial()
-	f.dial()
-	io.WriteString(first, "GET /app.css HTTP/1.1\r\nHost: "+f.host()+"\r\n\r\n")
-	firstReader := bufio.NewReader(first)
-	if resp, err := http.ReadResponse(firstReader, nil); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("first: %v %v", resp, err)
-	} else {
-		io.Copy(io.Discard, resp.Body)
+	second := f.dial()
+	io.WriteString(second, "GET /app.css HTTP/1.1\r\nHost: "+f.host()+"\r\n\r\n")
+	if got := untilClosed(t, second); !strings.HasPrefix(got, "HTTP/1.1 200") || !strings.Contains(got, "Connection: close") {
+		t.Fatalf("a stranger's page file: %q", got)
 	}
-	// A third is closed unanswered.
+	first2 := f.dial() // the room is full again: first and first2
 	third := f.dial()
-	io.WriteString(third, "GET /app.css HTTP/1.1\r\nHost: "+f.host()+"\r\n\r\n")
-	if got := untilClosed(t, third); got != "" {
-		t.Fatalf("over the limit, answered %q", got)
+	io.WriteString(third, "GET /api/status HTTP/1.1\r\nHost: "+f.host()+"\r\nAuthorization: Bearer "+f.secret+"\r\n\r\n")
+	if resp, err := http.ReadResponse(bufio.NewReader(third), nil); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("with the secret, over the limit: %v %v", resp, err)
 	}
-	// Once the first shows the secret, it no longer counts.
-	io.WriteString(first, "GET /api/status HTTP/1.1\r\nHost: "+f.host()+"\r\nAuthorization: Bearer "+f.secret+"\r\n\r\n")
-	if resp, err := http.ReadResponse(firstReader, nil); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("first with the secret: %v %v", resp, err)
+	if got := untilClosed(t, first); got != "" {
+		t.Fatalf("the oldest stranger was answered %q", got)
 	}
-	fourth := f.dial()
-	io.WriteString(fourth, "GET /app.css HTTP/1.1\r\nHost: "+f.host()+"\r\nConnection: close\r\n\r\n")
-	if got := untilClosed(t, fourth); !strings.HasPrefix(got, "HTTP/1.1 200") {
-		t.Fatalf("with room again: %q", got)
+	// The one with the secret no longer counts: a new stranger pushes out
+	// first2, not it.
+	f.dial()
+	f.dial()
+	if got := untilClosed(t, first2); got != "" {
+		t.Fatalf("the second stranger was answered %q", got)
+	}
+	io.WriteString(third, "GET /api/status HTTP/1.1\r\nHost: "+f.host()+"\r\nAuthorization: Bearer "+f.secret+"\r\nConnection: close\r\n\r\n")
+	if got := untilClosed(t, third); !strings.HasPrefix(got, "HTTP/1.1 200") {
+		t.Fatalf("the admitted connection after more strangers: %q", got)
 	}
 }

@@ -39,15 +39,13 @@ type limits struct {
 	write            time.Duration // an answer; on the event stream, each write
 	idle             time.Duration // between requests on a connection
 	// strangers is how many connections may be open at once without
-	// having shown a credential; one more waits up to strangerWait for
-	// room, then is closed.
-	strangers    int
-	strangerWait time.Duration
+	// having shown a credential; one more pushes out the oldest of them.
+	strangers int
 }
 
 var defaultLimits = limits{
 	readHeader: 5 * time.Second, read: 10 * time.Second, write: 10 * time.Second, idle: 30 * time.Second,
-	strangers: 64, strangerWait: time.Second,
+	strangers: 64,
 }
 
 const (
@@ -69,6 +67,9 @@ type Daemon interface {
 	Status() status.Status
 	Changed() <-chan struct{}
 	Change(status.SettingsChange) (status.Settings, error)
+	// ContinueAll continues the sessions waiting for the outages of
+	// provider (every provider when "") now and says how many.
+	ContinueAll(provider string) (int, error)
 	// Used is told of each request, before it is answered.
 	Used()
 }
@@ -140,7 +141,7 @@ func start(ctx context.Context, o Options, lim limits) (*Server, error) {
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		if err := s.srv.Serve(newGate(ln, lim.strangers, lim.strangerWait)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.srv.Serve(newGate(ln, lim.strangers, o.Log)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			o.Log.Error("inbox window stopped", "err", err)
 		}
 	}()
@@ -226,7 +227,8 @@ func used(d Daemon, next http.Handler) http.Handler {
 // names this listener (403, against DNS rebinding), an Origin, if sent, is
 // the page's own (403, against cross-site requests), the body is not too
 // large (413), and, except for the page's own files, a credential (401).
-// A refused request's connection is closed at once.
+// A refused request's connection is closed at once, and a page file ends a
+// connection that has shown no credential.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -246,7 +248,13 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		c, _ := r.Context().Value(connKey{}).(*gatedConn)
 		if pageFile(r) {
+			if c != nil && !c.admitted() {
+				// A connection that never shows a credential ends with
+				// its answer, whatever it asks for.
+				h.Set("Connection", "close")
+			}
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -254,7 +262,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			refuse(w, http.StatusUnauthorized, "unauthorized: open the Inbox with `nudge inbox --open`")
 			return
 		}
-		if c, ok := r.Context().Value(connKey{}).(*gatedConn); ok {
+		if c != nil {
 			c.admit()
 		}
 		next.ServeHTTP(w, r)

@@ -30,6 +30,8 @@ type daemonPicture struct {
 	st      status.Status
 	changed chan struct{}
 	used    atomic.Int64 // requests it was told of
+	// continued are the providers ContinueAll was asked for.
+	continued []string
 }
 
 func (p *daemonPicture) Status() status.Status {
@@ -39,6 +41,13 @@ func (p *daemonPicture) Status() status.Status {
 }
 
 func (p *daemonPicture) Used() { p.used.Add(1) }
+
+func (p *daemonPicture) ContinueAll(provider string) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.continued = append(p.continued, provider)
+	return 2, nil
+}
 
 func (p *daemonPicture) Changed() <-chan struct{} {
 	p.mu.Lock()

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -59,7 +60,7 @@ type Host struct {
 	mu     sync.Mutex
 	proc   *process
 	idle   *time.Timer
-	starts int
+	starts atomic.Int64 // read without waiting for a request under way
 }
 
 // process is one running host and its stdio.
@@ -97,11 +98,7 @@ func (h *Host) Read(ctx context.Context, session string) (Answer, error) {
 }
 
 // Starts counts the hosts started so far.
-func (h *Host) Starts() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.starts
-}
+func (h *Host) Starts() int { return int(h.starts.Load()) }
 
 // Close stops the host, if one runs.
 func (h *Host) Close() {
@@ -167,7 +164,7 @@ func (h *Host) running(ctx context.Context) (*process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s serve: %w", h.Program, err)
 	}
-	h.starts++
+	h.starts.Add(1)
 	p := &process{cmd: cmd, stdin: stdin, out: bufio.NewReaderSize(stdout, 64<<10), dead: make(chan struct{})}
 	go func() {
 		err := cmd.Wait()

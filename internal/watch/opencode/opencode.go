@@ -10,21 +10,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"time"
 
 	"nudge/internal/watch/agentdb"
 	"nudge/internal/watch/disk"
 )
 
-// Open opens the database at path read-only. Never immutable: that skips the
-// WAL and shows stale rows; the busy timeout rides out OpenCode's commits
-// (docs/agents/opencode.md §2.1).
-func Open(path string) (*sql.DB, error) {
-	db, err := agentdb.Open(path, 2*time.Second)
+// Open opens the database at path for reading, with the rows of its WAL
+// as they were when it opened (agentdb; docs/agents/opencode.md §2.1).
+func Open(path string) (*agentdb.DB, error) {
+	db, err := agentdb.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("opencode database: %w", err)
+		return nil, fmt.Errorf("opencode %w", err)
 	}
-	db.SetMaxOpenConns(1)
 	return db, nil
 }
 
@@ -130,7 +127,7 @@ func AllEvents(ctx context.Context, path string) ([][]byte, error) {
 	defer db.Close()
 	var out [][]byte
 	for after := int64(0); ; {
-		rows, err := Events(ctx, db, after, allPage)
+		rows, err := Events(ctx, db.DB, after, allPage)
 		for _, row := range rows {
 			out, after = append(out, row.Line), row.RowID
 		}

@@ -143,10 +143,10 @@ func TestSessionFolder(t *testing.T) {
 	}
 	defer db.Close()
 	ctx := context.Background()
-	if dir, err := SessionFolder(ctx, db, "ses_dd44a27b2ffeJB7OXPK95HKcGs"); err != nil || dir != "/home/dev/project" {
+	if dir, err := SessionFolder(ctx, db.DB, "ses_dd44a27b2ffeJB7OXPK95HKcGs"); err != nil || dir != "/home/dev/project" {
 		t.Errorf("SessionFolder = %q, %v", dir, err)
 	}
-	if _, err := SessionFolder(ctx, db, "ses_made_up"); !errors.Is(err, ErrNoSession) {
+	if _, err := SessionFolder(ctx, db.DB, "ses_made_up"); !errors.Is(err, ErrNoSession) {
 		t.Errorf("unknown session: %v, want ErrNoSession", err)
 	}
 }

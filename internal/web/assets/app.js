@@ -42,6 +42,8 @@
   function stateWords(s) {
     if (s.state === 'retrying' && s.retry_at) return 'retrying in ' + until(s.retry_at);
     if (s.state === 'usage_limit' && s.reset_at) return 'usage limit until ' + new Date(s.reset_at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+    // "waiting: you have unsent text in the prompt", "waiting for Anthropic"
+    if ((s.state === 'waiting_you' || s.state === 'waiting_provider') && s.note) return s.note;
     return s.state_words;
   }
 
@@ -123,47 +125,72 @@
       if (li) li.focus();
     }
     $('no-sessions').hidden = sessions.length > 0;
+    // The providers' outages while they last (docs/behaviour.md §9).
+    const outs = (status && status.outages) || [];
+    $('outages').hidden = outs.length === 0;
+    $('outage-lines').replaceChildren(...outs.map((o) => el('li', 'outage', o.title + ' failing since ' +
+      new Date(o.since).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) + ' · ' +
+      o.waiting + (o.waiting === 1 ? ' session' : ' sessions') + ' waiting')));
+    $('continue-waiting').disabled = !outs.some((o) => o.waiting > 0);
     renderOverall();
   }
 
+  // renderEntries draws the entries, newest first; an outage's own entry
+  // holds its sessions' entries under it (docs/behaviour.md §9).
   function renderEntries() {
     const list = $('entries');
-    list.replaceChildren(...entries.map((e) => {
-      const li = el('li', 'entry' + (e.read ? '' : ' unread'));
-      li.dataset.id = String(e.id);
-      li.dataset.session = e.session;
-      const meta = el('div', 'meta');
-      const when = el('time', 'when', ago(e.time) + ' · ' + clock(e.time));
-      when.dateTime = e.time;
-      meta.append(when, el('span', 'agent', e.agent));
-      const proj = el('span', 'project', project(e.project));
-      proj.title = e.project || '';
-      meta.append(proj);
-      const sid = el('span', 'sid', shortID(e.session));
-      sid.title = e.session;
-      meta.append(sid);
-      li.append(meta, el('p', 'what', e.what));
-      if (e.error_text) li.append(el('pre', 'error-text', e.error_text));
-      const foot = el('div', 'foot');
-      const n = e.attempts || 0;
-      let tried = n === 0 ? 'no continuation tried' : n === 1 ? '1 continuation tried' : n + ' continuations tried';
-      if (e.class) tried += ' · ' + e.class.replace(/_/g, ' ') + (e.code ? ' ' + e.code : '');
-      foot.append(el('span', 'attempts', tried));
-      if (!e.read) {
-        const b = el('button', 'quiet mark-read', 'Mark read');
-        b.type = 'button';
-        b.addEventListener('click', () => post('/api/entries/' + encodeURIComponent(e.id) + '/read'));
-        foot.append(b);
+    const heads = new Set(entries.filter((e) => e.outage && !e.session).map((e) => e.outage));
+    const top = entries.filter((e) => !(e.outage && e.session && heads.has(e.outage)));
+    list.replaceChildren(...top.map((e) => {
+      const li = entryItem(e);
+      if (heads.has(e.outage) && !e.session) {
+        li.classList.add('outage-entry');
+        const under = el('ol', 'under');
+        under.append(...entries.filter((m) => m.outage === e.outage && m.session).map(entryItem));
+        if (under.children.length) li.append(under);
       }
-      li.append(foot);
-      if (e.session === openSession) li.classList.add('open');
-      openable(li, e.session);
       return li;
     }));
     $('no-entries').hidden = entries.length > 0;
     $('read-all').disabled = !entries.some((e) => !e.read);
     $('clear').disabled = entries.length === 0;
     renderOverall();
+  }
+
+  // entryItem is one entry as the list shows it.
+  function entryItem(e) {
+    const li = el('li', 'entry' + (e.read ? '' : ' unread'));
+    li.dataset.id = String(e.id);
+    li.dataset.session = e.session;
+    const meta = el('div', 'meta');
+    const when = el('time', 'when', ago(e.time) + ' · ' + clock(e.time));
+    when.dateTime = e.time;
+    meta.append(when, el('span', 'agent', e.agent));
+    const proj = el('span', 'project', project(e.project));
+    proj.title = e.project || '';
+    meta.append(proj);
+    const sid = el('span', 'sid', shortID(e.session));
+    sid.title = e.session;
+    meta.append(sid);
+    li.append(meta, el('p', 'what', e.what));
+    if (e.error_text) li.append(el('pre', 'error-text', e.error_text));
+    const foot = el('div', 'foot');
+    const n = e.attempts || 0;
+    let tried = n === 0 ? 'no continuation tried' : n === 1 ? '1 continuation tried' : n + ' continuations tried';
+    if (e.class) tried += ' · ' + e.class.replace(/_/g, ' ') + (e.code ? ' ' + e.code : '');
+    if (e.provider) tried += ' · on ' + e.provider + (e.model ? ', model ' + e.model : '');
+    foot.append(el('span', 'attempts', tried));
+    if (!e.read) {
+      const b = el('button', 'quiet mark-read', 'Mark read');
+      b.type = 'button';
+      b.addEventListener('click', () => post('/api/entries/' + encodeURIComponent(e.id) + '/read'));
+      foot.append(b);
+    }
+    li.append(foot);
+    if (!e.session) return li; // an outage's own entry has no timeline
+    if (e.session === openSession) li.classList.add('open');
+    openable(li, e.session);
+    return li;
   }
 
   // The timeline of one session (what `nudge explain` prints): its events,
@@ -327,6 +354,7 @@
   $('toggle-continue').addEventListener('change', (ev) => post('/api/settings', { continue_after_usage_limit: ev.target.checked }));
   $('pause').addEventListener('click', () => post('/api/settings', { paused: !(status && status.settings && status.settings.paused) }));
   $('read-all').addEventListener('click', () => post('/api/entries/read-all'));
+  $('continue-waiting').addEventListener('click', () => post('/api/continue', {}));
 
   // Clear asks for a second click instead of a dialog.
   let armed = null;
@@ -344,6 +372,85 @@
     clear.classList.add('armed');
     armed = setTimeout(() => { armed = null; clear.textContent = 'Clear'; clear.classList.remove('armed'); }, 4000);
   });
+
+  // The picture: each provider's errors over the last 24 hours or 7 days,
+  // its outages as bands (docs/behaviour.md §9). It is loaded again after
+  // the live updates settle.
+  let range = '24h';
+  let pictureWanted = null;
+  const svgNS = 'http://www.w3.org/2000/svg';
+
+  function svg(tag, attrs, tip) {
+    const n = document.createElementNS(svgNS, tag);
+    for (const k in attrs) n.setAttribute(k, String(attrs[k]));
+    if (tip) {
+      const t = document.createElementNS(svgNS, 'title');
+      t.textContent = tip;
+      n.append(t);
+    }
+    return n;
+  }
+
+  function pictureSoon() {
+    if (pictureWanted) return;
+    pictureWanted = setTimeout(() => { pictureWanted = null; loadPicture(); }, 300);
+  }
+
+  async function loadPicture() {
+    try {
+      const r = await fetch('/api/picture?range=' + encodeURIComponent(range), { headers: auth(), credentials: 'omit', cache: 'no-store' });
+      if (r.ok) renderPicture(await r.json());
+    } catch (err) {
+      showConnection('Could not reach nudge: ' + err, true);
+    }
+  }
+
+  function renderPicture(p) {
+    const box = $('picture');
+    box.replaceChildren();
+    const titles = [...new Set(p.providers.map((x) => x.title).concat(p.outages.map((o) => o.title)))];
+    $('no-picture').hidden = titles.length > 0;
+    const since = new Date(p.since).getTime();
+    const span = p.buckets * p.step_seconds * 1000;
+    const W = 600, H = 60, bw = W / p.buckets;
+    for (const title of titles) {
+      const prov = p.providers.find((x) => x.title === title);
+      const counts = prov ? prov.counts : [];
+      const total = counts.reduce((a, b) => a + b, 0);
+      const outs = p.outages.filter((o) => o.title === title);
+      const continued = outs.reduce((a, o) => a + o.continued, 0);
+      const row = el('div', 'picture-row');
+      row.dataset.provider = title;
+      let words = title + ' · ' + total + (total === 1 ? ' error' : ' errors');
+      if (outs.length) words += ' · ' + outs.length + (outs.length === 1 ? ' outage' : ' outages') + ', ' + continued + ' sessions continued after';
+      row.append(el('p', 'picture-title', words));
+      const g = svg('svg', { viewBox: '0 0 ' + W + ' ' + H, class: 'chart', role: 'img', 'aria-label': words });
+      for (const o of outs) {
+        const x0 = Math.max(0, (new Date(o.start).getTime() - since) / span * W);
+        const x1 = Math.min(W, ((o.end ? new Date(o.end).getTime() : Date.now()) - since) / span * W);
+        g.append(svg('rect', { class: 'band', x: x0, y: 0, width: Math.max(2, x1 - x0), height: H },
+          title + ' outage from ' + clock(o.start) + (o.end ? ' to ' + clock(o.end) : ', lasting') + ': ' + o.sessions + ' sessions'));
+      }
+      const most = Math.max(1, ...counts);
+      counts.forEach((c, i) => {
+        if (!c) return;
+        const h = Math.max(2, c / most * (H - 4));
+        g.append(svg('rect', { class: 'bar', x: i * bw + 1, y: H - h, width: Math.max(1, bw - 2), height: h },
+          c + (c === 1 ? ' error' : ' errors') + ' from ' + clock(new Date(since + i * p.step_seconds * 1000).toISOString())));
+      });
+      row.append(g);
+      box.append(row);
+    }
+  }
+
+  for (const [id, r] of [['range-24h', '24h'], ['range-7d', '7d']]) {
+    $(id).addEventListener('click', () => {
+      range = r;
+      $('range-24h').setAttribute('aria-pressed', String(r === '24h'));
+      $('range-7d').setAttribute('aria-pressed', String(r === '7d'));
+      loadPicture();
+    });
+  }
 
   let retryIn = 1000;
 
@@ -375,6 +482,7 @@
       status = JSON.parse(ev.data);
       renderStatus();
       timelineSoon();
+      pictureSoon();
       document.body.dataset.live = '1';
     });
     events.addEventListener('entries', (ev) => {
