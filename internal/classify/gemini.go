@@ -44,6 +44,9 @@ func init() {
 		// docs/agents/gemini.md §1: the chat file's name, its start
 		// (minutes) and the sessionId's first 8 digits.
 		SessionID: regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d-\d\d-[0-9a-f]{8}$`),
+		// docs/agents/gemini.md §4: the Gemini API of GEMINI_API_KEY; a
+		// Vertex AI sign-in is in the settings, never in the records.
+		Provider: "google",
 	})
 }
 
