@@ -87,18 +87,21 @@ func TestRecentKeyHoldsTheContinuation(t *testing.T) {
 	t.Cleanup(func() { _ = attach.Process.Kill(); _ = attach.Wait(); _ = tty.Close() })
 	go func() { _, _ = tty.WriteTo(devNull{}) }()
 	waitFor(t, "the client attached", func() bool { return strings.TrimSpace(s.tmux("list-clients", "-F", "#{client_tty}")) != "" })
-	if _, err := tty.Write([]byte("x\x7f")); err != nil { // a key, then Backspace: the prompt is empty again
+	// A key, then Backspace: the prompt is empty again, the person there.
+	screen := func() string { return strings.TrimSpace(s.tmux("capture-pane", "-p", "-t", p.id)) }
+	if _, err := tty.Write([]byte("x")); err != nil {
 		t.Fatal(err)
 	}
+	waitFor(t, "the key in the pane", func() bool { return screen() == "x" })
+	if _, err := tty.Write([]byte("\x7f")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the key undone", func() bool { return screen() == "" })
 	inj := New(NewTmux())
 	target := Target{PID: p.pid, TmuxPane: p.id, ReadComposer: lineComposer}
-	waitFor(t, "the key to reach the pane", func() bool {
-		_, err := inj.Deliver(context.Background(), target, "go on")
-		if err != nil && !errors.Is(err, ErrPresent) && !errors.Is(err, ErrDraft) {
-			t.Fatalf("Deliver right after a key = %v, want held for presence", err)
-		}
-		return errors.Is(err, ErrPresent)
-	})
+	if _, err := inj.Deliver(context.Background(), target, "go on"); !errors.Is(err, ErrPresent) || !errors.Is(err, ErrHeld) {
+		t.Fatalf("Deliver right after a key = %v, want held for presence", err)
+	}
 	received(t, p, "")
 }
 
