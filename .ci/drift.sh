@@ -8,7 +8,7 @@
 # .ci/install-agents.sh; docs/agents/README.md says how to move a pin.
 #
 #   NUDGE_DRIFT_CACHE  cache folder (default: <the e2e cache>/drift)
-#   AGENTS             the agents to check (default: claude codex kimi opencode grok)
+#   AGENTS             the agents to check (default: claude codex kimi opencode grok gemini)
 #
 # Exit status: 0 when every agent passed, 1 otherwise.
 set -uo pipefail
@@ -21,7 +21,7 @@ if [[ -z "${NUDGE_DRIFT_CACHE:-}" ]]; then
 	fi
 	NUDGE_DRIFT_CACHE="$base/drift"
 fi
-AGENTS="${AGENTS:-claude codex kimi opencode grok}"
+AGENTS="${AGENTS:-claude codex kimi opencode grok gemini}"
 KIMI_NODE_VERSION=22.23.5 # as in .ci/install-agents.sh
 logs="$NUDGE_DRIFT_CACHE/logs"
 mkdir -p "$logs"
@@ -121,6 +121,12 @@ for agent in $AGENTS; do
 		dir="$NUDGE_DRIFT_CACHE/grok-$v"
 		install "$dir" --ignore-scripts "@vibe-kit/grok-cli@$v"
 		check grok "$v (@vibe-kit/grok-cli)" NUDGE_E2E_GROK_LEGACY "$dir/node_modules/.bin/grok" '^TestRealGrok'
+		;;
+	gemini)
+		v=$(newest @google/gemini-cli)
+		dir="$NUDGE_DRIFT_CACHE/gemini-$v"
+		install "$dir" "@google/gemini-cli@$v"
+		check gemini "$v" NUDGE_E2E_GEMINI "$dir/node_modules/.bin/gemini" '^TestRealGemini'
 		;;
 	*)
 		rows+=("$agent|-|unknown agent")

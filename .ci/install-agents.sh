@@ -25,6 +25,7 @@ KIMI_VERSION=2.1.0
 KIMI_NODE_VERSION=22.23.5
 OPENCODE_VERSION=1.18.33
 GROK_LEGACY_VERSION=0.0.34
+GEMINI_VERSION=0.61.0
 
 # npm_agent VAR PREFIX EXE PACKAGE... installs the packages into PREFIX unless
 # EXE is already there, checks EXE, and prints `export VAR=EXE`.
@@ -83,3 +84,8 @@ echo "export NUDGE_E2E_KIMI=$p/bin/kimi"
 # are not needed.
 p="$NUDGE_E2E_CACHE/grok-$GROK_LEGACY_VERSION"
 npm_agent NUDGE_E2E_GROK_LEGACY "$p" "$p/node_modules/.bin/grok" --ignore-scripts "@vibe-kit/grok-cli@$GROK_LEGACY_VERSION"
+
+# Gemini CLI: a Node program; npm's bin link runs it with the Node on PATH
+# (docs/agents/gemini.md §1).
+p="$NUDGE_E2E_CACHE/gemini-$GEMINI_VERSION"
+npm_agent NUDGE_E2E_GEMINI "$p" "$p/node_modules/.bin/gemini" "@google/gemini-cli@$GEMINI_VERSION"

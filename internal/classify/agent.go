@@ -57,6 +57,10 @@ type Agent struct {
 	// without it, only the signs that a person is at the keyboard hold a
 	// continuation (docs/behaviour.md §3).
 	ReadComposer func(screen string, caret Caret) Composer
+	// PasteSettle, if set, is how long after a paste the agent takes Enter
+	// as a new line rather than as sending; nudge presses Enter that much
+	// later once its text shows (Gemini CLI).
+	PasteSettle time.Duration
 	// Hook, if set, is how the agent's own hooks feed nudge (`nudge hook
 	// <name>`), for an agent whose records do not show a failed turn.
 	Hook *Hook

@@ -45,6 +45,7 @@ func TestReadersKeepNoLine(t *testing.T) {
 		kimiLegacyName: walk(samples.Dir("kimi-legacy"), func(p string) bool { return filepath.Base(p) == "wire.jsonl" || isKimiLogPath(p) }),
 		museName:       walk(samples.Dir("muse"), ext(".ndjson")),
 		grokName:       walk(filepath.Join("testdata", "grok"), ext(".jsonl")),
+		geminiName:     walk(samples.Dir("gemini"), ext(".jsonl")),
 	}
 	for agent, files := range sources {
 		a, ok := Lookup(agent)

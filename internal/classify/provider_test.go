@@ -38,6 +38,7 @@ func TestFailureNamesItsProvider(t *testing.T) {
 		{"claude", filepath.Join(claudeSamples, "usage-limit-5h-oauth-print.jsonl"), "anthropic", "", "claude-sonnet-5-5"},
 		{"codex", filepath.Join(codexSamples, "api500.jsonl"), "fake", "", "gpt-5.5"},
 		{"opencode", filepath.Join("testdata", "samples", "opencode", "e500_giveup.sse_event.jsonl"), "fake", "", "fake-model"},
+		{"gemini", filepath.Join(geminiSamples, "stream503", "tmp", "project", "chats", "session-2026-12-04T01-43-fc6d4f77.jsonl"), "google", "", ""},
 	} {
 		f := lastFailure(t, c.agent, c.path)
 		if f.Provider != c.provider || f.Endpoint != c.endpoint || f.Model != c.model {

@@ -48,7 +48,7 @@ func sessionTarget(key retry.Key, project, transcript string, proc *classify.Pro
 	agent, _ := classify.Lookup(key.Agent)
 	t := inject.Target{
 		Agent: key.Agent, Session: key.Session, Project: project,
-		ScreenReady: agent.ScreenReady, ReadComposer: agent.ReadComposer,
+		ScreenReady: agent.ScreenReady, ReadComposer: agent.ReadComposer, PasteSettle: agent.PasteSettle,
 		Hint: inject.Hint{
 			Agent: key.Agent, Session: key.Session, Project: project, File: transcript,
 			Executables: agent.Executables, Others: others,

@@ -16,6 +16,8 @@ import (
 // shows once more than it did before typing. It waits at most echo.Wait,
 // for an application that shows a paste otherwise ("[Pasted text #1]"),
 // then presses Enter all the same; if the screen cannot be read, at once.
+// An agent that takes an Enter soon after a paste as a new line
+// (Target.PasteSettle) gets it that much later.
 // Before Enter, the check the delivery set (withBeforeEnter) reads the
 // screen once more: a prompt that holds more than the text gets no Enter
 // (docs/behaviour.md §3). The text is typed once, whatever happens
@@ -27,6 +29,13 @@ func typeThenEnter(ctx context.Context, sc Screener, w Where, text string, typeT
 	}
 	if err == nil {
 		awaitShown(ctx, sc, w, echo.Of(text), before)
+	}
+	if settle, _ := ctx.Value(pasteSettleKey{}).(time.Duration); settle > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(settle):
+		}
 	}
 	if check, ok := ctx.Value(beforeEnterKey{}).(func(string, classify.Caret) error); ok {
 		if hook := testHookBeforeEnter; hook != nil {
@@ -49,6 +58,14 @@ type beforeEnterKey struct{}
 
 func withBeforeEnter(ctx context.Context, check func(screen string, caret classify.Caret) error) context.Context {
 	return context.WithValue(ctx, beforeEnterKey{}, check)
+}
+
+// pasteSettleKey carries, in a Send's context, how long after a paste the
+// agent takes Enter as part of it (Target.PasteSettle).
+type pasteSettleKey struct{}
+
+func withPasteSettle(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, pasteSettleKey{}, d)
 }
 
 // testHookBeforeEnter, when set (tests only, through NUDGE_TEST_ENTER_GAP

@@ -96,6 +96,10 @@ type Target struct {
 	// alone. A backend that cannot show a screen is then left to the signs
 	// of presence (Attender) and its own checks.
 	ReadComposer func(screen string, caret classify.Caret) classify.Composer
+	// PasteSettle is how long after a paste the agent takes Enter as a new
+	// line, not as sending (classify.Agent.PasteSettle): Enter waits that
+	// long once the text shows.
+	PasteSettle time.Duration
 	// Typing, if set, is called after every check, immediately before the
 	// first key is sent, with the backend and the place; an error stops the
 	// delivery before any key is sent. The daemon records the place with
@@ -243,6 +247,9 @@ func (i *Injector) Deliver(ctx context.Context, t Target, text string) (Delivery
 			}
 			return nil
 		})
+	}
+	if t.PasteSettle > 0 {
+		ctx = withPasteSettle(ctx, t.PasteSettle)
 	}
 	if err := b.Send(ctx, w, text); err != nil {
 		return d, fmt.Errorf("%s %s: %w", d.Backend, d.Where, err)

@@ -5,7 +5,8 @@
 //
 // -api picks the protocol: anthropic (Messages API, for ANTHROPIC_BASE_URL),
 // chat (OpenAI-compatible chat completions; clients append "/v1") or
-// responses (OpenAI Responses API; the URL ends in /v1). It prints the base
+// responses (OpenAI Responses API; the URL ends in /v1) or gemini (the Gemini
+// API, for GOOGLE_GEMINI_BASE_URL). It prints the base
 // URL and runs until interrupted.
 package main
 
@@ -19,6 +20,7 @@ import (
 
 	"nudge/e2e/fakeanthropic"
 	"nudge/e2e/fakechat"
+	"nudge/e2e/fakegemini"
 	"nudge/e2e/fakeresponses"
 )
 
@@ -36,8 +38,10 @@ func open(api, scenario, logPath string) (listener, error) {
 		return build(fakechat.ParseScenario, fakechat.New, scenario, logPath)
 	case "responses":
 		return build(fakeresponses.ParseScenario, fakeresponses.New, scenario, logPath)
+	case "gemini":
+		return build(fakegemini.ParseScenario, fakegemini.New, scenario, logPath)
 	}
-	return nil, fmt.Errorf("unknown -api %q (anthropic, chat or responses)", api)
+	return nil, fmt.Errorf("unknown -api %q (anthropic, chat, responses or gemini)", api)
 }
 
 // build parses scenario and makes a server that plays it.
@@ -51,7 +55,7 @@ func build[S listener](parse func(string) ([]string, error), newServer func([]st
 }
 
 func main() {
-	api := flag.String("api", "", "the protocol: anthropic, chat or responses")
+	api := flag.String("api", "", "the protocol: anthropic, chat, responses or gemini")
 	listen := flag.String("listen", "127.0.0.1:0", "address to bind (loopback only)")
 	scenario := flag.String("scenario", "", `answers for main-loop requests, e.g. "500,ok"; then "ok"`)
 	logPath := flag.String("log", "", "append one JSON line per request to this file")
