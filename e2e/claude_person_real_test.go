@@ -41,10 +41,7 @@ func TestRealClaudeDraftHoldsTheContinuation(t *testing.T) {
 	p.waitScreen("prompt", func(s string) bool { return strings.Contains(s, "\n❯") })
 
 	p.typeLine("hello", "❯ hello")
-	waitFor(t, "the 500 record", 60*time.Second, func() (bool, string) {
-		recs := readRecords(w.transcript())
-		return indexOf(recs, 0, isAPIError(500)) >= 0, summarize(recs)
-	})
+	w.waitAPIErrors(1)
 	p.typeDraft(draft)
 	w.step("draft typed")
 	p.waitHeld(d, "waiting: you have unsent text in the prompt")
@@ -68,10 +65,7 @@ func TestRealClaudeDraftHoldsTheContinuation(t *testing.T) {
 
 	// The next dead turn: the person types and sends their own prompt.
 	p.typeLine("second", "❯ second")
-	waitFor(t, "the second 500 record", 60*time.Second, func() (bool, string) {
-		recs := readRecords(w.transcript())
-		return count(recs, isAPIError(500)) == 2, summarize(recs)
-	})
+	w.waitAPIErrors(2)
 	p.typeDraft(draft)
 	p.waitHeld(d, "waiting: you have unsent text in the prompt")
 	p.press("Enter")
@@ -116,10 +110,7 @@ func TestRealClaudeKeyOrCopyModeHoldsTheContinuation(t *testing.T) {
 	client := p.attach()
 
 	p.typeLine("hello", "❯ hello")
-	waitFor(t, "the 500 record", 60*time.Second, func() (bool, string) {
-		recs := readRecords(w.transcript())
-		return indexOf(recs, 0, isAPIError(500)) >= 0, summarize(recs)
-	})
+	w.waitAPIErrors(1)
 	// A key and its undo, through the person's own terminal, 1 s before due.
 	time.Sleep(time.Second)
 	if _, err := client.Write([]byte("x\x7f")); err != nil {
@@ -135,10 +126,7 @@ func TestRealClaudeKeyOrCopyModeHoldsTheContinuation(t *testing.T) {
 		return p.registry()["status"] == "idle", p.screen()
 	})
 	p.typeLine("second", "❯ second")
-	waitFor(t, "the second 500 record", 60*time.Second, func() (bool, string) {
-		recs := readRecords(w.transcript())
-		return count(recs, isAPIError(500)) == 2, summarize(recs)
-	})
+	w.waitAPIErrors(2)
 	if _, err := p.run("copy-mode", "-t", "cc"); err != nil {
 		t.Fatal(err)
 	}
@@ -194,6 +182,15 @@ func TestRealClaudeKeyBetweenPasteAndEnter(t *testing.T) {
 	if n := count(readRecords(w.transcript()), isUserText(continuation)); n != 0 || len(srv.Main()) != 1 {
 		t.Errorf("after a key in the gap: %d continuations submitted, %d main-loop requests, want none and 1", n, len(srv.Main()))
 	}
+}
+
+// waitAPIErrors waits until the transcript holds n records of a 500.
+func (w *world) waitAPIErrors(n int) {
+	w.t.Helper()
+	waitFor(w.t, fmt.Sprintf("%d records of a 500", n), 60*time.Second, func() (bool, string) {
+		recs := readRecords(w.transcript())
+		return count(recs, isAPIError(500)) == n, summarize(recs)
+	})
 }
 
 // typeDraft types text into the prompt without sending it, as a person.
@@ -285,10 +282,7 @@ func TestRealClaudeInWrapHoldsForTheDraft(t *testing.T) {
 	p.waitScreen("prompt", func(s string) bool { return strings.Contains(s, "\n❯") })
 
 	p.typeLine("hello", "❯ hello")
-	waitFor(t, "the 500 record", 60*time.Second, func() (bool, string) {
-		recs := readRecords(w.transcript())
-		return indexOf(recs, 0, isAPIError(500)) >= 0, summarize(recs)
-	})
+	w.waitAPIErrors(1)
 	p.typeDraft(draft)
 	p.waitHeld(d, "waiting: you have unsent text in the prompt")
 	time.Sleep(4 * time.Second)

@@ -137,10 +137,7 @@ func TestRealClaudeInScreenHoldsForTheDraft(t *testing.T) {
 	})
 	s.waitScreen("prompt", func(screen string) bool { return strings.Contains(screen, "\no ") })
 	s.typeLine("hello", "o hello")
-	waitFor(t, "the 500 record", 60*time.Second, func() (bool, string) {
-		recs := readRecords(w.transcript())
-		return indexOf(recs, 0, isAPIError(500)) >= 0, summarize(recs)
-	})
+	w.waitAPIErrors(1)
 	if _, err := s.run("-X", "stuff", draft); err != nil {
 		t.Fatal(err)
 	}
