@@ -210,7 +210,9 @@ func TestWrapIsRegistered(t *testing.T) {
 }
 
 func TestWrapPressesEnterOnceTheTextShows(t *testing.T) {
-	w := startWrapper(t, `echo $$ > "$D/pid.tmp"; mv "$D/pid.tmp" "$D/pid"; `+strings.ReplaceAll(slowReader, "$OUT", `"$D/out"`))
+	// The pid is told once the terminal is raw: text typed before that
+	// would be echoed by the terminal itself, as if the application drew it.
+	w := startWrapper(t, `stty raw -echo -echoctl; echo $$ > "$D/pid.tmp"; mv "$D/pid.tmp" "$D/pid"; `+strings.ReplaceAll(slowReader, "$OUT", `"$D/out"`))
 	pid := w.pid(t, "pid")
 	b := NewWrap(w.data)
 	ctx := context.Background()
