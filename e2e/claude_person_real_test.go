@@ -36,9 +36,7 @@ func TestRealClaudeDraftHoldsTheContinuation(t *testing.T) {
 	w := newClaudeWorld(t)
 	srv, baseURL := serveFake(w, fakeanthropic.New, []string{"500", "ok", "500", "ok"})
 	d := w.startDaemon(personChecks)
-	p := w.startClaude(tmux, claude, baseURL)
-	p.waitRegistry()
-	p.waitScreen("prompt", func(s string) bool { return strings.Contains(s, "\n❯") })
+	p := w.claudeAtPrompt(tmux, claude, baseURL)
 
 	p.typeLine("hello", "❯ hello")
 	w.waitAPIErrors(1)
@@ -104,9 +102,7 @@ func TestRealClaudeKeyOrCopyModeHoldsTheContinuation(t *testing.T) {
 	w := newClaudeWorld(t)
 	_, baseURL := serveFake(w, fakeanthropic.New, []string{"500", "ok", "500", "ok"})
 	d := w.startDaemon(personChecks)
-	p := w.startClaude(tmux, claude, baseURL)
-	p.waitRegistry()
-	p.waitScreen("prompt", func(s string) bool { return strings.Contains(s, "\n❯") })
+	p := w.claudeAtPrompt(tmux, claude, baseURL)
 	client := p.attach()
 
 	p.typeLine("hello", "❯ hello")
@@ -157,9 +153,7 @@ func TestRealClaudeKeyBetweenPasteAndEnter(t *testing.T) {
 	w := newClaudeWorld(t)
 	srv, baseURL := serveFake(w, fakeanthropic.New, []string{"500", "ok"})
 	d := w.startDaemon("NUDGE_TEST_ENTER_GAP=3s")
-	p := w.startClaude(tmux, claude, baseURL)
-	p.waitRegistry()
-	p.waitScreen("prompt", func(s string) bool { return strings.Contains(s, "\n❯") })
+	p := w.claudeAtPrompt(tmux, claude, baseURL)
 
 	p.typeLine("hello", "❯ hello")
 	p.waitScreen("nudge's paste", func(s string) bool { return strings.Contains(p.composer().Draft, "nudge e2e:") })
@@ -193,6 +187,16 @@ func (w *world) waitAPIErrors(n int) {
 	})
 }
 
+// claudeAtPrompt starts Claude Code in tmux against the fake at baseURL
+// and waits until it registered and shows its prompt.
+func (w *world) claudeAtPrompt(tmux, claude, baseURL string) *pane {
+	w.t.Helper()
+	p := w.startClaude(tmux, claude, baseURL)
+	p.waitRegistry()
+	p.waitScreen("prompt", func(s string) bool { return strings.Contains(s, "\n❯") })
+	return p
+}
+
 // typeDraft types text into the prompt without sending it, as a person.
 func (p *pane) typeDraft(text string) {
 	p.w.t.Helper()
@@ -203,8 +207,12 @@ func (p *pane) typeDraft(text string) {
 }
 
 // composer is the prompt as Claude Code shows it now.
-func (p *pane) composer() classify.Composer {
-	a, _ := classify.Lookup("claude")
+func (p *pane) composer() classify.Composer { return p.promptOf("claude") }
+
+// promptOf is agent's prompt as the pane shows it now, read as nudge reads
+// it (with the caret).
+func (p *pane) promptOf(agent string) classify.Composer {
+	a, _ := classify.Lookup(agent)
 	caret := classify.Caret{}
 	if out, err := p.run("display-message", "-p", "-t", "cc", "#{cursor_x} #{cursor_y}"); err == nil {
 		var x, y int

@@ -42,11 +42,7 @@ func TestRealKimiDraftHoldsTheContinuation(t *testing.T) {
 // the fake heard nothing more, then clears it (Ctrl-U).
 func heldForDraft(t *testing.T, d *daemon, p *pane, agent, session string, requests func() int) {
 	t.Helper()
-	a, _ := classify.Lookup(agent)
-	prompt := func() classify.Composer {
-		screen, _ := p.run("capture-pane", "-p", "-t", "cc")
-		return a.ReadComposer(screen, classify.Caret{})
-	}
+	prompt := func() classify.Composer { return p.promptOf(agent) }
 	before := requests()
 	if _, err := p.run("send-keys", "-t", "cc", "-l", "--", draft); err != nil {
 		t.Fatal(err)
