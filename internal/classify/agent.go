@@ -220,6 +220,17 @@ func turnEvents(turn string, events []Event) []Event {
 	return events
 }
 
+// recordEvents gives each event its record's id with its kind, for an
+// agent whose records carry their own id: a record read again (appended
+// again whole, or re-read after a restart) gives the same events
+// (docs/durability.md).
+func recordEvents(id string, events ...Event) []Event {
+	for i := range events {
+		events[i].ID = id + " " + string(events[i].Kind)
+	}
+	return events
+}
+
 // Recognize finds the agent that wrote the file at path, or false.
 func Recognize(path string, head []byte) (Agent, bool) {
 	for _, a := range Agents() {

@@ -114,7 +114,7 @@ func (c *geminiChat) Read(line []byte) []Event {
 	case "user":
 		text, person := geminiText(r.Content)
 		if !person {
-			return c.events(r.ID, c.event(AgentActivity, ts))
+			return recordEvents(r.ID, c.event(AgentActivity, ts))
 		}
 		e := c.event(UserMessage, ts)
 		e.Text = text
@@ -148,16 +148,7 @@ func (c *geminiChat) Read(line []byte) []Event {
 	default:
 		return nil
 	}
-	return c.events(r.ID, out...)
-}
-
-// events gives each event the message's id with its kind: a message that
-// is appended again gives the same events (docs/durability.md).
-func (c *geminiChat) events(id string, events ...Event) []Event {
-	for i := range events {
-		events[i].ID = id + " " + string(events[i].Kind)
-	}
-	return events
+	return recordEvents(r.ID, out...)
 }
 
 func (c *geminiChat) event(k Kind, ts time.Time) Event {

@@ -1,99 +1,17 @@
 package classify
 
 import (
-	"bufio"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 const geminiSamples = "testdata/samples/gemini"
 
-// geminiChats are the chat files of a sample scenario.
-func geminiChats(t testing.TB, scenario string) []string {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(geminiSamples, scenario, "tmp", "*", "chats", "session-*.jsonl"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("%s: no chat file: %v", scenario, err)
-	}
-	return files
-}
-
 // TestGeminiExpected reads every sample (EXPECTED.tsv) and checks its last
 // turn ending, its agent, session and project.
 func TestGeminiExpected(t *testing.T) {
-	agent, ok := Lookup(geminiName)
-	if !ok {
-		t.Fatal("gemini not registered")
-	}
-	f, err := os.Open(filepath.Join(geminiSamples, "EXPECTED.tsv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows := 0
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		cols := strings.Split(sc.Text(), "\t")
-		if len(cols) != 4 || cols[0] == "scenario" {
-			continue
-		}
-		rows++
-		name, kind, class, reset := cols[0], cols[1], cols[2], cols[3]
-		t.Run(name, func(t *testing.T) {
-			for _, file := range geminiChats(t, name) {
-				head, _ := os.ReadFile(file)
-				if a, ok := Recognize(file, head[:min(len(head), 4096)]); !ok || a.Name != geminiName {
-					t.Errorf("%s not recognised as Gemini CLI", file)
-				}
-				events, err := readFile(file, agent)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, e := range events {
-					if agent.CheckSession(e.Session) != nil || e.Project != "/home/dev/project" || e.Time.IsZero() || e.ID == "" {
-						t.Fatalf("%s: event %+v lacks session, project, time or id", file, e)
-					}
-				}
-				e := lastEnding(events)
-				if kind == "open" {
-					if e != nil && e.Time.After(lastUserMessage(events)) {
-						t.Errorf("%s: turn still open, got %s", file, e.Kind)
-					}
-					continue
-				}
-				if e == nil || string(e.Kind) != kind {
-					t.Fatalf("%s: last ending %v, want %s", file, e, kind)
-				}
-				gotClass, gotReset := "-", "-"
-				if e.Failure != nil {
-					gotClass = string(e.Failure.Class)
-					if !e.Failure.ResetAt.IsZero() {
-						gotReset = e.Failure.ResetAt.Format(time.RFC3339)
-					}
-				}
-				if gotClass != class || gotReset != reset {
-					t.Errorf("%s: class %s reset %s, want %s %s (%+v)", file, gotClass, gotReset, class, reset, e.Failure)
-				}
-			}
-		})
-	}
-	if rows == 0 {
-		t.Fatal("EXPECTED.tsv has no rows")
-	}
-}
-
-// lastUserMessage is the time of the last user message, or zero.
-func lastUserMessage(events []Event) time.Time {
-	for i := len(events) - 1; i >= 0; i-- {
-		if events[i].Kind == UserMessage {
-			return events[i].Time
-		}
-	}
-	return time.Time{}
+	checkSamples(t, geminiSamples, geminiName, "tmp/*/chats/session-*.jsonl")
 }
 
 // geminiLine is a message record as the CLI writes one.
