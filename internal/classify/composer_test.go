@@ -17,7 +17,8 @@ type composerCase struct {
 }
 
 // TestReadComposer reads every captured screen (testdata/<agent>/screens):
-// Claude Code 2.1.332, Kimi Code 2.1.0, Codex 0.171.0 and 0.98.0, Gemini CLI 0.61.0.
+// Claude Code 2.1.332, Kimi Code 2.1.0, Codex 0.171.0 and 0.98.0, Gemini CLI
+// 0.61.0, GitHub Copilot CLI 1.0.102.
 func TestReadComposer(t *testing.T) {
 	const draft = "please also fix the tests in internal/retry and then rerun them all with the race detector on"
 	cases := map[string][]composerCase{
@@ -55,6 +56,17 @@ func TestReadComposer(t *testing.T) {
 			{file: "quota-dialog.txt", want: Composer{}},
 			{file: "overload-dialog.txt", want: Composer{}},
 		},
+		"copilot": {
+			{file: "idle.txt", want: Composer{Seen: true}},
+			{file: "after-error.txt", want: Composer{Seen: true}},
+			{file: "retrying.txt", want: Composer{Seen: true}},
+			{file: "cleared-narrow.txt", want: Composer{Seen: true}},
+			{file: "draft.txt", want: Composer{Seen: true, Draft: draft}},
+			{file: "draft-narrow.txt", want: Composer{Seen: true, Draft: "please also fix the tests in internal/retry\nand then rerun them all with the race\ndetector on"}},
+			{file: "multiline-pasted.txt", want: Composer{Seen: true, Draft: "first line of my draft\nsecond line of it"}},
+			{file: "multiline-typed.txt", want: Composer{Seen: true, Draft: "line one\nline two"}},
+			{file: "approval-dialog.txt", want: Composer{}},
+		},
 		"codex": {
 			{file: "idle.txt", want: Composer{Seen: true}},
 			{file: "idle-after-error.txt", want: Composer{Seen: true}},
@@ -62,7 +74,7 @@ func TestReadComposer(t *testing.T) {
 			{file: "typed-not-sent.txt", want: Composer{Seen: true, Draft: "first message: slow stream"}},
 		},
 	}
-	dirs := map[string]string{"claude": "claude", "kimi_code": "kimi", "codex": "codex", "gemini": "gemini"}
+	dirs := map[string]string{"claude": "claude", "kimi_code": "kimi", "codex": "codex", "gemini": "gemini", "copilot": "copilot"}
 	for agent, list := range cases {
 		a, ok := Lookup(agent)
 		if !ok || a.ReadComposer == nil {

@@ -15,6 +15,7 @@ var providerTitles = map[string]string{
 	"bedrock":   "Amazon Bedrock",
 	"vertex":    "Google Vertex AI",
 	"google":    "Google",
+	"github":    "GitHub Copilot",
 }
 
 // ProviderTitle is provider id as people write it ("Anthropic").

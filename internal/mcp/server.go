@@ -112,7 +112,7 @@ func Run(ctx context.Context, opts Options) error {
 // SessionsInput filters list_sessions.
 type SessionsInput struct {
 	Folder string `json:"folder,omitempty" jsonschema:"only sessions working in this folder or below it"`
-	Agent  string `json:"agent,omitempty" jsonschema:"only this agent's sessions: claude, codex, kimi_code, kimi (the legacy Kimi CLI), opencode, muse, grok, gemini"`
+	Agent  string `json:"agent,omitempty" jsonschema:"only this agent's sessions: claude, codex, kimi_code, kimi (the legacy Kimi CLI), opencode, muse, grok, gemini, copilot"`
 	State  string `json:"state,omitempty" jsonschema:"only sessions in this state, e.g. failed, finished, working, retrying, usage_limit"`
 }
 
