@@ -8,7 +8,7 @@
 # .ci/install-agents.sh; docs/agents/README.md says how to move a pin.
 #
 #   NUDGE_DRIFT_CACHE  cache folder (default: <the e2e cache>/drift)
-#   AGENTS             the agents to check (default: claude codex kimi opencode grok gemini)
+#   AGENTS             the agents to check (default: claude codex kimi opencode grok gemini copilot)
 #
 # Exit status: 0 when every agent passed, 1 otherwise.
 set -uo pipefail
@@ -21,7 +21,7 @@ if [[ -z "${NUDGE_DRIFT_CACHE:-}" ]]; then
 	fi
 	NUDGE_DRIFT_CACHE="$base/drift"
 fi
-AGENTS="${AGENTS:-claude codex kimi opencode grok gemini}"
+AGENTS="${AGENTS:-claude codex kimi opencode grok gemini copilot}"
 KIMI_NODE_VERSION=22.23.5 # as in .ci/install-agents.sh
 logs="$NUDGE_DRIFT_CACHE/logs"
 mkdir -p "$logs"
@@ -127,6 +127,13 @@ for agent in $AGENTS; do
 		dir="$NUDGE_DRIFT_CACHE/gemini-$v"
 		install "$dir" "@google/gemini-cli@$v"
 		check gemini "$v" NUDGE_E2E_GEMINI "$dir/node_modules/.bin/gemini" '^TestRealGemini'
+		;;
+	copilot)
+		# The platform packages carry the wrapper's own version.
+		v=$(newest @github/copilot)
+		dir="$NUDGE_DRIFT_CACHE/copilot-$v"
+		install "$dir" "@github/copilot@$v"
+		check copilot "$v" NUDGE_E2E_COPILOT "$dir/node_modules/.bin/copilot" '^TestRealCopilot'
 		;;
 	*)
 		rows+=("$agent|-|unknown agent")

@@ -26,6 +26,7 @@ KIMI_NODE_VERSION=22.23.5
 OPENCODE_VERSION=1.18.33
 GROK_LEGACY_VERSION=0.0.34
 GEMINI_VERSION=0.61.0
+COPILOT_VERSION=1.0.102
 
 # npm_agent VAR PREFIX EXE PACKAGE... installs the packages into PREFIX unless
 # EXE is already there, checks EXE, and prints `export VAR=EXE`.
@@ -89,3 +90,8 @@ npm_agent NUDGE_E2E_GROK_LEGACY "$p" "$p/node_modules/.bin/grok" --ignore-script
 # (docs/agents/gemini.md §1).
 p="$NUDGE_E2E_CACHE/gemini-$GEMINI_VERSION"
 npm_agent NUDGE_E2E_GEMINI "$p" "$p/node_modules/.bin/gemini" "@google/gemini-cli@$GEMINI_VERSION"
+
+# GitHub Copilot CLI: npm's bin link runs a Node loader that starts the
+# native executable of the platform package (docs/agents/copilot.md §1).
+p="$NUDGE_E2E_CACHE/copilot-$COPILOT_VERSION"
+npm_agent NUDGE_E2E_COPILOT "$p" "$p/node_modules/.bin/copilot" "@github/copilot@$COPILOT_VERSION"

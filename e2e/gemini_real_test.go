@@ -231,11 +231,7 @@ func (g *geminiRun) turns() []geminiTurn {
 
 func (g *geminiRun) waitTurns(what string, ok func([]geminiTurn) bool) {
 	g.t.Helper()
-	waitFor(g.t, what, 60*time.Second, func() (bool, string) {
-		ts := g.turns()
-		return ok(ts), fmt.Sprintf("%+v", ts)
-	})
-	g.w.step(what)
+	waitTurns(g.w, what, 60*time.Second, g.turns, ok)
 }
 
 // status is the session's row in `nudge status --json`.

@@ -578,6 +578,17 @@ func count[T any](items []T, match func(T) bool) int {
 	return n
 }
 
+// waitTurns waits up to limit until ok holds of the turns an agent's
+// records show (shown when it times out), and logs the step.
+func waitTurns[T any](w *world, what string, limit time.Duration, turns func() []T, ok func([]T) bool) {
+	w.t.Helper()
+	waitFor(w.t, what, limit, func() (bool, string) {
+		ts := turns()
+		return ok(ts), fmt.Sprintf("%+v", ts)
+	})
+	w.step(what)
+}
+
 // waitFor polls cond until it holds or the deadline passes; cond also
 // returns the state to show on failure.
 func waitFor(t *testing.T, what string, limit time.Duration, cond func() (bool, string)) {

@@ -232,11 +232,7 @@ func (k *kimiRun) turns() []kimiWireTurn {
 
 func (k *kimiRun) waitTurns(what string, ok func([]kimiWireTurn) bool) {
 	k.t.Helper()
-	waitFor(k.t, what, 60*time.Second, func() (bool, string) {
-		ts := k.turns()
-		return ok(ts), fmt.Sprintf("%+v", ts)
-	})
-	k.w.step(what)
+	waitTurns(k.w, what, 60*time.Second, k.turns, ok)
 }
 
 // status is the session's row in `nudge status --json`.

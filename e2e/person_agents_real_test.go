@@ -37,6 +37,18 @@ func TestRealKimiDraftHoldsTheContinuation(t *testing.T) {
 	})
 }
 
+// TestRealCopilotDraftHoldsTheContinuation: the same with Copilot CLI's
+// ruled prompt (docs/agents/copilot.md §7).
+func TestRealCopilotDraftHoldsTheContinuation(t *testing.T) {
+	c := startCopilot(t, repeat("500", copilotAttempts)...)
+	c.p.typeLine("hello", "❯ hello")
+	c.waitTurns("the failed turn", func(ts []copilotTurn) bool { return len(ts) >= 1 && ts[0].End == "session.error" })
+	heldForDraft(t, c.d, c.p, "copilot", c.session(), func() int { return len(c.srv.Main()) })
+	c.waitTurns("the continuation answered", func(ts []copilotTurn) bool {
+		return len(ts) == 2 && ts[1].Text == continuation && ts[1].End == "assistant.message"
+	})
+}
+
 // heldForDraft types a draft into the agent's prompt after its turn died,
 // checks that the continuation waits for it without touching it and that
 // the fake heard nothing more, then clears it (Ctrl-U).
