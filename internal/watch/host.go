@@ -9,10 +9,11 @@ import (
 	"sync"
 	"time"
 
+	"nudge/internal/classify"
 	"nudge/internal/watch/muse"
 )
 
-// A host tail (FileSet.Host) follows a file only as a trigger: Muse's
+// A host tail (classify.HostQuery) follows a file only as a trigger: Muse's
 // session.jsonl is not a format (docs/agents/muse.md §A1, §A6), so each change of
 // it asks nudge's own `muse serve` about the session, named by the file's
 // folder. Each answer (muse.Answer) is one record; the position kept in
@@ -24,7 +25,7 @@ import (
 // only when a session changes.
 func (w *Watcher) addHosts(r *root) {
 	for _, set := range r.Files {
-		if set.Host == "" {
+		if set.Kind != classify.HostQuery {
 			continue
 		}
 		if w.hosts == nil {
@@ -66,10 +67,19 @@ func (w *Watcher) stuckHosts() []Stuck {
 	return out
 }
 
-// askHost hands the question about t's session to its host's asker; fi
+// hostSource follows files that only tell that their session changed
+// (classify.HostQuery, Muse's session.jsonl): the session is asked of the
+// agent's host, never read from the file.
+type hostSource struct{}
+
+func (hostSource) stamp(p string, fi os.FileInfo) (int64, time.Time) { return fileStamp(p, fi) }
+func (hostSource) positioned() bool                                  { return true }
+func (hostSource) lasting() bool                                     { return true }
+
+// read hands the question about t's session to its host's asker; fi
 // describes the trigger file. A first run's existing sessions are history:
 // their size is taken without asking.
-func (w *Watcher) askHost(ctx context.Context, t *tail, fi os.FileInfo) {
+func (hostSource) read(ctx context.Context, w *Watcher, t *tail, fi os.FileInfo) {
 	dev, ino := fileKey(fi)
 	size := fi.Size()
 	t.size, t.mtime, t.used = size, fi.ModTime().UnixNano(), time.Now()

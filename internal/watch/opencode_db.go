@@ -6,11 +6,12 @@ import (
 	"strings"
 	"time"
 
+	"nudge/internal/classify"
 	"nudge/internal/watch/agentdb"
 	"nudge/internal/watch/opencode"
 )
 
-// A database tail (FileSet.Database) follows OpenCode's SQLite database: its
+// A database tail (classify.Database) follows OpenCode's SQLite database: its
 // records are the rows of the durable event log (docs/agents/opencode.md §2.1),
 // each as one JSON line, and its position, kept in lines.pos and stored as
 // Offset/End, is the rowid of the last row read. OpenCode commits into the
@@ -28,7 +29,7 @@ func (r *root) databaseOf(name string, rel []string) (string, FileSet, bool) {
 	}
 	rel = append(rel[:len(rel)-1:len(rel)-1], strings.TrimSuffix(rel[len(rel)-1], walSuffix))
 	set, ok := r.fileSet(rel)
-	if !ok || !set.Database {
+	if !ok || set.Kind != classify.Database {
 		return "", FileSet{}, false
 	}
 	return base, set, true
@@ -58,7 +59,7 @@ var databaseSettle = 100 * time.Millisecond
 // §3). A read asked for (Sync) or due (a scan, the look after a change)
 // reads at once.
 func (w *Watcher) deferDatabase(t *tail) bool {
-	if !t.database || t.reading == nil {
+	if _, db := t.src.(databaseSource); !db || t.reading == nil {
 		return false
 	}
 	next := t.dbRead.Add(databaseSettle)
@@ -71,10 +72,19 @@ func (w *Watcher) deferDatabase(t *tail) bool {
 	return true
 }
 
-// readDatabase emits the event rows written since t's position; fi
-// describes the database file. One short read per call: the connection is
-// closed before it returns, so no read transaction pins OpenCode's WAL (§2.1).
-func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
+// databaseSource reads OpenCode's SQLite database (classify.Database) row
+// by row; its running processes' live streams are followed beside it
+// (opencode_live.go).
+type databaseSource struct{}
+
+func (databaseSource) stamp(p string, fi os.FileInfo) (int64, time.Time) { return databaseStamp(p, fi) }
+func (databaseSource) positioned() bool                                  { return true }
+func (databaseSource) lasting() bool                                     { return true }
+
+// read emits the event rows written since t's position; fi describes the
+// database file. One short read per call: the connection is closed before
+// it returns, so no read transaction pins OpenCode's WAL (§2.1).
+func (databaseSource) read(ctx context.Context, w *Watcher, t *tail, fi os.FileInfo) {
 	w.wakeLive() // an OpenCode process is at work: it may run a server
 	t.dbRead = time.Now()
 	dev, ino := fileKey(fi)

@@ -71,6 +71,18 @@ func newLiveState() liveState {
 	return liveState{msgs: make(chan liveMsg, 256), wake: make(chan struct{}, 1), covered: map[string]int{}}
 }
 
+// wakeSource is the files whose change only says that an OpenCode process
+// may have started (classify.Wake, OpenCode's log): they are never read.
+type wakeSource struct{}
+
+func (wakeSource) stamp(p string, fi os.FileInfo) (int64, time.Time)  { return fileStamp(p, fi) }
+func (wakeSource) positioned() bool                                   { return false }
+func (wakeSource) lasting() bool                                      { return false }
+func (wakeSource) read(context.Context, *Watcher, *tail, os.FileInfo) {}
+
+// fire wakes the search for OpenCode servers.
+func (wakeSource) fire(w *Watcher) { w.wakeLive() }
+
 // wakeLive asks for the process table to be searched for OpenCode servers:
 // a database or OpenCode's log changed. It never blocks.
 func (w *Watcher) wakeLive() {
@@ -116,7 +128,7 @@ func (w *Watcher) databases() []liveProc {
 	var out []liveProc
 	for _, r := range w.roots {
 		for _, set := range r.Files {
-			if set.Database {
+			if set.Kind == classify.Database {
 				out = append(out, liveProc{agent: r.Agent, db: filepath.Join(r.Root, filepath.FromSlash(set.Pattern))})
 			}
 		}

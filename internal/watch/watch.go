@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"nudge/internal/classify"
 )
 
 // Defaults of Options and the fixed limits (docs/platform.md §6).
@@ -203,7 +204,7 @@ type Watcher struct {
 	batchLines *lineArena            // where the lines of batch are copied
 	lostGone   []Record              // those of batches dropped before a Rewind
 	br         *bufio.Reader
-	src        source // what br reads
+	bytes      fileBytes // what br reads
 	head       [fingerprintLen]byte
 	// eventOrder and eventOps are handleAll's, kept from one call to the next.
 	eventOrder []string
@@ -228,7 +229,7 @@ type Watcher struct {
 	syncs    []string
 	syncWake chan struct{}
 	live     liveState
-	hosts    map[string]*asker // by agent, for FileSet.Host sources; set up by New
+	hosts    map[string]*asker // by agent, for classify.HostQuery files; set up by New
 	// hostReplies carries the hosts' answers to the loop.
 	hostReplies chan hostReply
 	// streams counts followLive and the stream goroutines it starts; Run
@@ -336,6 +337,12 @@ func New(opts Options) (*Watcher, error) {
 			segs, err := splitPattern(set.Pattern)
 			if err != nil {
 				return nil, fmt.Errorf("watch: %s: %w", s.Agent, err)
+			}
+			if int(set.Kind) >= len(sources) {
+				return nil, fmt.Errorf("watch: %s: files %q of unknown kind %s", s.Agent, set.Pattern, set.Kind)
+			}
+			if set.Kind == classify.HostQuery && set.Host == "" {
+				return nil, fmt.Errorf("watch: %s: files %q are a host query without a host", s.Agent, set.Pattern)
 			}
 			r.sets = append(r.sets, segs)
 		}
@@ -884,7 +891,7 @@ func (w *Watcher) scanDir(ctx context.Context, r *root, dir string, rel []string
 			continue
 		}
 		en := entry{name: name, sub: sub, set: set, isFile: isFile, leads: leads, isDir: e.IsDir(), link: e.Type()&fs.ModeSymlink != 0, stat: -1}
-		if isFile && !en.isDir && !en.link && !set.Wake {
+		if isFile && !en.isDir && !en.link && !fires(set) {
 			en.stat = len(files)
 			files = append(files, e.Name())
 		}
@@ -1045,12 +1052,14 @@ func (w *Watcher) goneWhileAway(ctx context.Context) {
 			if !ok {
 				continue
 			}
-			if set, ok := r.fileSet(rel); ok && set.Snapshot {
-				if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-					w.emitGone(ctx, Record{Agent: r.Agent, Path: p, File: w.opts.Positions[p].File, Gone: true})
-				}
-				break
+			set, ok := r.fileSet(rel)
+			if _, tells := sourceOf(set.Kind).(goneTeller); !ok || !tells {
+				continue
 			}
+			if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+				w.emitGone(ctx, Record{Agent: r.Agent, Path: p, File: w.opts.Positions[p].File, Gone: true})
+			}
+			break
 		}
 	}
 }
