@@ -17,9 +17,9 @@ import (
 // (an event named it), or when its size, time or inode changed since the last
 // look. A trigger's file is not followed: an event naming it fires it.
 func (w *Watcher) visit(ctx context.Context, r *root, p string, set FileSet, force bool) {
-	if tr, ok := sourceOf(set.Kind).(trigger); ok {
+	if tr, ok := w.sourceOf(set.Kind).(trigger); ok {
 		if force {
-			tr.fire(w)
+			tr.fire()
 		}
 		return
 	}
@@ -65,6 +65,7 @@ func (w *Watcher) visitStat(ctx context.Context, r *root, p string, set FileSet,
 
 // linesSource reads files of lines, appended (classify.Lines, JSONLines).
 type linesSource struct {
+	w    *Watcher
 	json bool // each line is one JSON record; a line that is not is skipped
 }
 
@@ -74,7 +75,8 @@ func (linesSource) lasting() bool                                     { return f
 
 // read reads what was appended to t's file: held open and not replaced,
 // with one read (readAppended), else after checking the file's identity.
-func (linesSource) read(ctx context.Context, w *Watcher, t *tail, fi os.FileInfo) {
+func (s linesSource) read(ctx context.Context, t *tail, fi os.FileInfo) {
+	w := s.w
 	if t.f != nil {
 		if dev, ino := fileKey(fi); dev == t.dev && ino == t.ino && w.readAppended(ctx, t, fi) {
 			return
@@ -144,7 +146,7 @@ func (w *Watcher) looked(ctx context.Context, p string, t *tail, st stat) (fi os
 // end (the old history a root's first look finds), or from its start
 // (docs/durability.md).
 func (w *Watcher) track(r *root, p string, set FileSet) *tail {
-	t := &tail{agent: r.Agent, path: p, src: sourceOf(set.Kind)}
+	t := &tail{agent: r.Agent, path: p, src: w.sourceOf(set.Kind)}
 	pos, stored := w.opts.Positions[p]
 	if stored {
 		t.positioned = true
@@ -186,7 +188,7 @@ func (w *Watcher) forget(ctx context.Context, t *tail) {
 	w.nWatched.Store(int64(len(w.tails)))
 	w.statsChanged()
 	if g, ok := t.src.(goneTeller); ok {
-		g.gone(ctx, w, t)
+		g.gone(ctx, t)
 	}
 }
 
@@ -252,7 +254,7 @@ func (w *Watcher) read(ctx context.Context, t *tail) {
 // its source.
 func (w *Watcher) readFile(ctx context.Context, t *tail, fi os.FileInfo) {
 	t.warm(w.opts.LineCap)
-	t.src.read(ctx, w, t, fi)
+	t.src.read(ctx, t, fi)
 }
 
 // openHeld returns the stat of t's file held open, opening it unless the

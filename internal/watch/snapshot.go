@@ -11,7 +11,7 @@ import (
 // snapshotSource reads files that are one record each, rewritten whole
 // (classify.Snapshot: Claude's live registry): the whole content is
 // emitted when it differs from the last emitted, and a removal is told.
-type snapshotSource struct{}
+type snapshotSource struct{ w *Watcher }
 
 func (snapshotSource) stamp(p string, fi os.FileInfo) (int64, time.Time) { return fileStamp(p, fi) }
 func (snapshotSource) positioned() bool                                  { return false }
@@ -20,7 +20,8 @@ func (snapshotSource) lasting() bool                                     { retur
 // read emits the whole content of t's file, which fi describes, when it
 // differs from the last content emitted. An empty file is one being
 // written: it waits.
-func (snapshotSource) read(ctx context.Context, w *Watcher, t *tail, fi os.FileInfo) {
+func (s snapshotSource) read(ctx context.Context, t *tail, fi os.FileInfo) {
+	w := s.w
 	open, ok := w.openHeld(ctx, t, fi)
 	if !ok {
 		return
@@ -50,7 +51,8 @@ func (snapshotSource) read(ctx context.Context, w *Watcher, t *tail, fi os.FileI
 }
 
 // gone tells that t's file, once emitted, was removed.
-func (snapshotSource) gone(ctx context.Context, w *Watcher, t *tail) {
+func (s snapshotSource) gone(ctx context.Context, t *tail) {
+	w := s.w
 	if t.reading != nil && t.emitted {
 		w.emitGone(ctx, Record{Agent: t.agent, Path: t.path, File: t.id(), Gone: true})
 	}

@@ -54,7 +54,7 @@ func TestNewRejectsBadSources(t *testing.T) {
 		{Agent: "a", Root: "/r", Files: []FileSet{{Pattern: "/abs/*.jsonl"}}},
 		{Agent: "a", Root: "/r", Files: []FileSet{{Pattern: "a/../b"}}},
 		{Agent: "a", Root: "/r", Files: []FileSet{{Pattern: "a/[x"}}},
-		{Agent: "a", Root: "/r", Files: []FileSet{{Pattern: "a/*.db", Kind: classify.FileKind(len(sources))}}},
+		{Agent: "a", Root: "/r", Files: []FileSet{{Pattern: "a/*.db", Kind: classify.FileKind(len(classify.FileKinds()))}}},
 		{Agent: "a", Root: "/r", Files: []FileSet{{Pattern: "a/*.jsonl", Kind: classify.HostQuery}}},
 	} {
 		if _, err := New(Options{Sources: []Source{s}}); err == nil {
@@ -639,15 +639,19 @@ func TestStatAll(t *testing.T) {
 	}
 }
 
-// TestEveryKindHasASource holds the sources table to classify.FileKinds: a
-// kind of file with no source would be read by none.
+// TestEveryKindHasASource holds a Watcher's sources to classify.FileKinds:
+// a kind of file with no source would be read by none.
 func TestEveryKindHasASource(t *testing.T) {
+	w, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	kinds := classify.FileKinds()
-	if len(kinds) != len(sources) {
-		t.Errorf("%d kinds of file, %d sources", len(kinds), len(sources))
+	if len(kinds) != len(w.sources) {
+		t.Errorf("%d kinds of file, %d sources", len(kinds), len(w.sources))
 	}
 	for _, k := range kinds {
-		if int(k) >= len(sources) || sources[k] == nil {
+		if w.sourceOf(k) == nil {
 			t.Errorf("kind %s has no source", k)
 		}
 	}
