@@ -25,7 +25,7 @@ import (
 
 // codexLegacyCLI is the legacy Codex CLI (docs/agents/codex.md §1).
 var codexLegacyCLI = agentCLI{name: "Codex CLI (legacy)", env: "NUDGE_E2E_CODEX_LEGACY", install: "codex", version: "0.98.0",
-	bin: filepath.Join("node_modules", ".bin", "codex")}
+	bin: filepath.Join("node_modules", ".bin", "codex"), kept: true}
 
 // codexLegacyReady is on the 0.98.0 TUI's screen once it takes input.
 const codexLegacyReady = "? for shortcuts"

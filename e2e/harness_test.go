@@ -37,6 +37,9 @@ type agentCLI struct {
 	install string // the install folder in the cache is <install>-<version>
 	version string // the known-good version (docs/agents/<agent>.md §1)
 	bin     string // the executable inside the install folder
+	// kept: an old build tested on purpose (an older record format); make
+	// drift tries newer builds under the agent's current CLI instead.
+	kept bool
 }
 
 // exe finds the CLI's executable.

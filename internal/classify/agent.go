@@ -88,25 +88,59 @@ type Home struct {
 // FileSet is a family of files under an agent's root. Pattern is
 // '/'-separated, relative to the root; each segment may use path.Match
 // wildcards ("projects/*/*.jsonl", "sessions/*/*/*/rollout-*.jsonl").
+// Kind says how the files are read; each kind is one source in
+// internal/watch (docs/agents/adding.md §3).
 type FileSet struct {
 	Pattern string
-	// Snapshot: the whole file is one record, re-read on change (Claude's
-	// live registry ~/.claude/sessions/<pid>.json); its Reader is a WholeFile.
-	Snapshot bool
-	// Database: OpenCode's SQLite database, read row by row, with the live
-	// event streams of its running processes (internal/watch).
-	Database bool
-	// Host: the file only tells that its session changed; the session's
-	// state is asked of the agent's own host, this program's `serve`
-	// (muse serve), and the file is never read (internal/watch).
+	Kind    FileKind
+	// Host is the program whose `serve` a HostQuery asks ("muse").
 	Host string
+}
+
+// FileKind is one way of reading a family of files.
+type FileKind uint8
+
+const (
+	// Lines: plain lines appended (a log).
+	Lines FileKind = iota
+	// JSONLines: lines appended, each one JSON record; a line that is not
+	// is skipped, counted and logged.
+	JSONLines
+	// Snapshot: the whole file is one record, rewritten whole and re-read
+	// on change (Claude's live registry ~/.claude/sessions/<pid>.json); its
+	// Reader is a WholeFile.
+	Snapshot
+	// Database: OpenCode's SQLite database, read row by row, with the live
+	// event streams of its running processes.
+	Database
+	// HostQuery: the file only tells that its session changed; the
+	// session's state is asked of the agent's own host, FileSet.Host's
+	// `serve` (muse serve), and the file is never read.
+	HostQuery
 	// Wake: a file whose changes only say that an agent process may have
 	// started, so that its server is looked for (OpenCode's log); it is
 	// never read.
-	Wake bool
-	// JSON: each line is one JSON record; a line that is not is skipped,
-	// counted and logged.
-	JSON bool
+	Wake
+)
+
+// kindNames are the kinds as docs/agents/adding.md §3 names them.
+var kindNames = [...]string{Lines: "lines", JSONLines: "JSON lines", Snapshot: "snapshot", Database: "database", HostQuery: "host query", Wake: "wake"}
+
+// String names k as docs/agents/adding.md §3 does.
+func (k FileKind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("FileKind(%d)", uint8(k))
+}
+
+// FileKinds lists every kind of file, in order.
+func FileKinds() []FileKind {
+	out := make([]FileKind, len(kindNames))
+	for i := range out {
+		out[i] = FileKind(i)
+	}
+	return out
 }
 
 // Hook is how an agent's own hooks feed nudge: its hook command, `nudge hook

@@ -27,8 +27,8 @@ func init() {
 		// (sub-agent transcripts sit one level deeper and are not matched); the live
 		// registry sessions/<pid>.json, rewritten whole, removed when the CLI exits.
 		Files: []FileSet{
-			{Pattern: "projects/*/*.jsonl", JSON: true},
-			{Pattern: "sessions/*.json", Snapshot: true},
+			{Pattern: "projects/*/*.jsonl", Kind: JSONLines},
+			{Pattern: "sessions/*.json", Kind: Snapshot},
 		},
 		NewReader: newClaudeReader,
 		Recognize: recognizeClaude,

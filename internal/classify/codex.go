@@ -24,7 +24,7 @@ func init() {
 		Title: "Codex CLI",
 		Home:  Home{Env: "CODEX_HOME", Dir: ".codex"},
 		// docs/agents/codex.md §2: one rollout per session under the start date's folders.
-		Files:     []FileSet{{Pattern: "sessions/*/*/*/rollout-*.jsonl", JSON: true}},
+		Files:     []FileSet{{Pattern: "sessions/*/*/*/rollout-*.jsonl", Kind: JSONLines}},
 		NewReader: func(path string, files Files) Reader { return newCodexRollout(path, files) },
 		Recognize: recognizeCodex,
 		LoginHint: codexLoginHint,

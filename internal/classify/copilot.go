@@ -27,7 +27,7 @@ func init() {
 		Title: "GitHub Copilot CLI",
 		// docs/agents/copilot.md §1: COPILOT_HOME is the root itself.
 		Home:         Home{Env: "COPILOT_HOME", Dir: ".copilot"},
-		Files:        []FileSet{{Pattern: "session-state/*/events.jsonl", JSON: true}},
+		Files:        []FileSet{{Pattern: "session-state/*/events.jsonl", Kind: JSONLines}},
 		NewReader:    func(path string, files Files) Reader { return newCopilotEvents(path, files) },
 		Recognize:    recognizeCopilot,
 		LoginHint:    copilotLoginHint,

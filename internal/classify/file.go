@@ -31,7 +31,7 @@ type Settler interface {
 }
 
 // Listed is implemented by a Reader whose records are not the lines of a
-// file: the event rows of an agent's database (FileSet.Database) or a live
+// file: the event rows of an agent's database (FileKind Database) or a live
 // server's picture of a session. internal/watch lists its records.
 type Listed interface {
 	Reader

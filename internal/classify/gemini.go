@@ -27,7 +27,7 @@ func init() {
 		// directory; the root is .gemini below it.
 		Home: Home{Env: "GEMINI_CLI_HOME", Sub: ".gemini", Dir: ".gemini"},
 		// docs/agents/gemini.md §1: a sub-agent's chat is in chats/<parent>/.
-		Files:        []FileSet{{Pattern: "tmp/*/chats/session-*.jsonl", JSON: true}},
+		Files:        []FileSet{{Pattern: "tmp/*/chats/session-*.jsonl", Kind: JSONLines}},
 		NewReader:    func(path string, files Files) Reader { return newGeminiChat(path, files) },
 		Recognize:    recognizeGemini,
 		LoginHint:    geminiLoginHint,

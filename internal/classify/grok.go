@@ -28,7 +28,7 @@ func init() {
 		// docs/agents/grok.md §2, §3: Grok writes no failure anywhere; `nudge hook grok`
 		// appends grok-dev's hook input beside its grok.db, one file per session.
 		Home:      Home{Dir: ".grok"},
-		Files:     []FileSet{{Pattern: grokHooksDir + "/*.jsonl", JSON: true}},
+		Files:     []FileSet{{Pattern: grokHooksDir + "/*.jsonl", Kind: JSONLines}},
 		NewReader: func(path string, _ Files) Reader { return newGrokReader(path) },
 		Recognize: recognizeGrok,
 		LoginHint: grokLoginHint,

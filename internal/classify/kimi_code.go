@@ -25,7 +25,7 @@ func init() {
 		Title: "Kimi Code",
 		Home:  Home{Env: "KIMI_CODE_HOME", Dir: ".kimi-code"},
 		// docs/agents/kimi.md A1: the person's agent is agents/main; other agents are sub-agents.
-		Files:     []FileSet{{Pattern: "sessions/*/*/agents/main/wire.jsonl", JSON: true}},
+		Files:     []FileSet{{Pattern: "sessions/*/*/agents/main/wire.jsonl", Kind: JSONLines}},
 		NewReader: func(path string, files Files) Reader { return newKimiCodeWire(path, files) },
 		Recognize: recognizeKimiCode,
 		LoginHint: kimiCodeLoginHint,

@@ -30,7 +30,7 @@ func init() {
 		Home:  Home{Env: "KIMI_SHARE_DIR", Dir: ".kimi"},
 		// docs/agents/kimi.md B1, B3: the legacy CLI's wire says a turn failed, its log says why.
 		Files: []FileSet{
-			{Pattern: "sessions/*/*/wire.jsonl", JSON: true},
+			{Pattern: "sessions/*/*/wire.jsonl", Kind: JSONLines},
 			{Pattern: "logs/kimi.log"},
 		},
 		NewReader: newKimiLegacyReader,

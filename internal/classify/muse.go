@@ -38,8 +38,8 @@ func init() {
 		// `muse serve` (session/read, usage/read).
 		Home: Home{Dir: ".muse"},
 		Files: []FileSet{
-			{Pattern: museFramesDir + "/*.ndjson", JSON: true},
-			{Pattern: "sessions/*/*/*/*/" + museSessionFile, Host: "muse"},
+			{Pattern: museFramesDir + "/*.ndjson", Kind: JSONLines},
+			{Pattern: "sessions/*/*/*/*/" + museSessionFile, Kind: HostQuery, Host: "muse"},
 		},
 		NewReader: func(path string, _ Files) Reader {
 			if museIsSessionFile(path) {

@@ -43,8 +43,8 @@ func init() {
 		// Every process appends to log/opencode.log as it starts (§2.3; older
 		// versions wrote log/<time>.log): a sign to look for its server.
 		Files: []FileSet{
-			{Pattern: "opencode.db", Database: true},
-			{Pattern: "log/*.log", Wake: true},
+			{Pattern: "opencode.db", Kind: Database},
+			{Pattern: "log/*.log", Kind: Wake},
 		},
 		NewReader: newOpenCodeReader,
 		Recognize: recognizeOpenCode,

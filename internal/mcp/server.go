@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"nudge/internal/classify"
@@ -74,14 +75,14 @@ type server struct {
 func NewServer(opts Options) *sdk.Server {
 	s := &server{opts: opts, daemon: opts.Daemon}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "nudge", Version: opts.Version}, &sdk.ServerOptions{
-		Instructions: "nudge watches AI coding agents' sessions (Claude Code, Codex, Kimi, OpenCode, Muse, Grok) and knows how each one's last turn ended: " +
+		Instructions: "nudge watches AI coding agents' sessions (" + agentTitles() + ") and knows how each one's last turn ended: " +
 			"done, failed (with the cause and the agent's original error text) or usage-limited (until when). " +
 			"Use wait to block until a child session's turn ends; a failed turn is never reported as done. " + untrusted,
 		Logger: opts.Log,
 	})
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true}
-	sdk.AddTool(srv, &sdk.Tool{Name: "list_sessions", Annotations: readOnly,
-		Description: "List the sessions nudge watches with their state (working, finished, failed, retrying, waiting_box, waiting_you, waiting_provider, usage_limit, needs_signin, cancelled, gave_up), newest first. Filter by folder, agent or state."},
+	sdk.AddTool(srv, &sdk.Tool{Name: "list_sessions", Annotations: readOnly, InputSchema: sessionsSchema(),
+		Description: "List the sessions nudge watches with their state (" + strings.Join(stateNames(), ", ") + "), newest first. Filter by folder, agent or state."},
 		inert(s.listSessions))
 	sdk.AddTool(srv, &sdk.Tool{Name: "get_session", Annotations: readOnly,
 		Description: "One session's state, how its last turn ended (outcome, class, original error text, reset time, continuations sent) and its timeline of events, decisions and attempts (what `nudge explain --json` shows)."},
@@ -112,8 +113,46 @@ func Run(ctx context.Context, opts Options) error {
 // SessionsInput filters list_sessions.
 type SessionsInput struct {
 	Folder string `json:"folder,omitempty" jsonschema:"only sessions working in this folder or below it"`
-	Agent  string `json:"agent,omitempty" jsonschema:"only this agent's sessions: claude, codex, kimi_code, kimi (the legacy Kimi CLI), opencode, muse, grok, gemini, copilot"`
-	State  string `json:"state,omitempty" jsonschema:"only sessions in this state, e.g. failed, finished, working, retrying, usage_limit"`
+	Agent  string `json:"agent,omitempty" jsonschema:"only this agent's sessions"`
+	State  string `json:"state,omitempty" jsonschema:"only sessions in this state"`
+}
+
+// sessionsSchema is SessionsInput's schema with the agents and states
+// nudge knows as the values agent and state take.
+func sessionsSchema() *jsonschema.Schema {
+	s, err := jsonschema.For[SessionsInput](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: schema of SessionsInput: %v", err)) // a type of this package
+	}
+	s.Properties["agent"].Enum = anyOf(classify.Names())
+	s.Properties["state"].Enum = anyOf(stateNames())
+	return s
+}
+
+// agentTitles names the agents as people write them ("Claude Code, Codex CLI, …").
+func agentTitles() string {
+	var titles []string
+	for _, a := range classify.Agents() {
+		titles = append(titles, a.Title)
+	}
+	return strings.Join(titles, ", ")
+}
+
+// stateNames are the states of a session.
+func stateNames() []string {
+	names := make([]string, len(retry.States))
+	for i, st := range retry.States {
+		names[i] = string(st)
+	}
+	return names
+}
+
+func anyOf(names []string) []any {
+	out := make([]any, len(names))
+	for i, n := range names {
+		out[i] = n
+	}
+	return out
 }
 
 // SessionsOutput is the answer of list_sessions.
@@ -130,10 +169,7 @@ func (s *server) listSessions(ctx context.Context, _ *sdk.CallToolRequest, in Se
 		return nil, SessionsOutput{}, fmt.Errorf("no agent %q (known: %s)", in.Agent, strings.Join(classify.Names(), ", "))
 	}
 	if in.State != "" && !slices.Contains(retry.States, retry.State(in.State)) {
-		names := make([]string, len(retry.States))
-		for i, st := range retry.States {
-			names[i] = string(st)
-		}
+		names := stateNames()
 		return nil, SessionsOutput{}, fmt.Errorf("no state %q (known: %s)", in.State, strings.Join(names, ", "))
 	}
 	sessions, running, err := s.sessions(ctx)

@@ -100,7 +100,7 @@ func (w *Watcher) rewind(ctx context.Context) {
 		// checks the stored position's file whole.
 		w.close(t)
 		t.resetTo(t.stored(), w.opts.LineCap)
-		t.checkpoint = !t.snapshot
+		t.checkpoint = t.src.positioned()
 		n++
 		w.read(ctx, t)
 	}
@@ -119,7 +119,7 @@ func (w *Watcher) rewind(ctx context.Context) {
 // emitFrom queues a record of t.
 func (w *Watcher) emitFrom(ctx context.Context, t *tail, rec Record) {
 	t.lastBatch = w.seq + 1
-	if !rec.Gone && !t.snapshot {
+	if !rec.Gone && t.src.positioned() {
 		w.batchEnds[t] = t.pointAt(rec.End, rec.mark)
 		if t.reading != nil {
 			t.checkpoint = false

@@ -111,7 +111,7 @@ func (w *Watcher) lookInDir(ctx context.Context, r *root, dir string, rel []stri
 		sub := append(rel[:len(rel):len(rel)], e.Name())
 		if set, ok := r.fileSet(sub); ok && !e.IsDir() {
 			files++
-			w.visit(ctx, r, name, set, set.Wake)
+			w.visit(ctx, r, name, set, w.fires(set))
 		} else if r.leadsTo(sub) && !w.dirs[name] && w.isDir(name) {
 			w.scanDir(ctx, r, name, sub)
 		}

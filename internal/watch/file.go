@@ -137,13 +137,10 @@ func markHolds(f *os.File, at, size int64, m fingerprint, buf []byte) (holds boo
 // use: from the first read of a change until it is closed idle with
 // nothing left uncommitted (docs/performance.md §3).
 type tail struct {
-	agent    string
-	path     string
-	snapshot bool
-	database bool // an SQLite database (opencode_db.go)
-	host     bool // a trigger whose session is asked of its host (host.go)
-	json     bool // each line is one JSON record (FileSet.JSON)
-	known    bool // dev, ino and fp describe the file the position belongs to
+	agent string
+	path  string
+	src   source // reads the file (source.go)
+	known bool   // dev, ino and fp describe the file the position belongs to
 	// deferred: the position was taken from the file's size alone (a first
 	// look); fp and mark are taken when the file first changes.
 	deferred   bool
@@ -172,7 +169,7 @@ type reading struct {
 	markStale bool
 	f         *os.File // nil while closed
 	used      time.Time
-	// snapshot files: whether content was emitted, and its hash
+	// a snapshot (snapshot.go): whether content was emitted, and its hash
 	emitted bool
 	content uint64 // hash
 	// committed is the last position the consumer stored (Ack), or where
@@ -181,7 +178,7 @@ type reading struct {
 	// checkpoint: the next read emits the position even when it reads no line.
 	checkpoint bool
 	bad        *badLines // skipped lines, once there are some
-	dbRead     time.Time // a database: when it was last read
+	dbRead     time.Time // a database (opencode_db.go): when it was last read
 }
 
 // commitPoint is a position of a tail with the identity of its file.
@@ -232,11 +229,11 @@ func (t *tail) warm(lineCap int) {
 // cool drops the state of reading t once it holds nothing a position does
 // not: the file closed, no unfinished or skipped line, no checkpoint owed,
 // everything emitted stored (its batches up to acked) and committed. A
-// file with skipped lines keeps it for their log lines; snapshots,
-// databases and hosts keep it, their state being more than a position.
+// file with skipped lines keeps it for their log lines; a lasting source's
+// file keeps it, its state being more than a position.
 func (t *tail) cool(acked uint64) {
 	r := t.reading
-	if r == nil || r.f != nil || t.snapshot || t.database || t.host || r.bad != nil || r.checkpoint || r.markStale ||
+	if r == nil || r.f != nil || t.src.lasting() || r.bad != nil || r.checkpoint || r.markStale ||
 		r.lines.skipping || r.lines.pos != r.lines.start || t.lastBatch > acked || r.committed != t.point() {
 		return
 	}

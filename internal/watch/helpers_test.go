@@ -1,8 +1,6 @@
 package watch
 
 import (
-	"github.com/fsnotify/fsnotify"
-
 	"bytes"
 	"context"
 	"fmt"
@@ -13,6 +11,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"nudge/internal/classify"
 )
 
 // wait is how long a test waits for an asynchronous effect.
@@ -69,7 +71,9 @@ func claudeSources(dir string) []Source {
 func anyLine(src []Source) []Source {
 	for i := range src {
 		for j := range src[i].Files {
-			src[i].Files[j].JSON = false
+			if src[i].Files[j].Kind == classify.JSONLines {
+				src[i].Files[j].Kind = classify.Lines
+			}
 		}
 	}
 	return src

@@ -12,7 +12,7 @@ import (
 	"nudge/internal/watch/muse"
 )
 
-// A host tail (FileSet.Host) follows a file only as a trigger: Muse's
+// A host tail (classify.HostQuery) follows a file only as a trigger: Muse's
 // session.jsonl is not a format (docs/agents/muse.md §A1, §A6), so each change of
 // it asks nudge's own `muse serve` about the session, named by the file's
 // folder. Each answer (muse.Answer) is one record; the position kept in
@@ -20,45 +20,41 @@ import (
 // asked about, so a restart asks again only about sessions that changed
 // while nudge was away.
 
-// addHosts prepares one host per agent whose files name one; it starts
-// only when a session changes.
-func (w *Watcher) addHosts(r *root) {
-	for _, set := range r.Files {
-		if set.Host == "" {
-			continue
-		}
-		if w.hosts == nil {
-			w.hosts = map[string]*asker{}
-		}
-		if w.hosts[r.Agent] == nil {
-			// Its working folder is the agent's home, never a project:
-			// a process in a project folder may be taken for the
-			// person's session when a continuation is typed.
-			h := &muse.Host{Program: set.Host, Dir: r.Root, Log: w.log.With("host", set.Host+" serve")}
-			w.hosts[r.Agent] = &asker{host: h, name: set.Host + " serve", waiting: map[string]hostAsk{}, wake: make(chan struct{}, 1)}
-		}
+// addRoot prepares the host of r's agent, named by set; it starts only
+// when a session changes.
+func (h *hostSource) addRoot(r *root, set FileSet) {
+	if h.askers == nil {
+		h.askers = map[string]*asker{}
+	}
+	if h.askers[r.Agent] == nil {
+		// Its working folder is the agent's home, never a project: a
+		// process in a project folder may be taken for the person's
+		// session when a continuation is typed.
+		host := &muse.Host{Program: set.Host, Dir: r.Root, Log: h.w.log.With("host", set.Host+" serve")}
+		h.askers[r.Agent] = &asker{host: host, name: set.Host + " serve", waiting: map[string]hostAsk{}, wake: make(chan struct{}, 1)}
 	}
 }
 
-func (w *Watcher) closeHosts() {
-	for _, a := range w.hosts {
+// close stops the hosts started.
+func (h *hostSource) close() {
+	for _, a := range h.askers {
 		a.host.Close()
 	}
 }
 
-// HostStarts counts the hosts started so far, for tests and views.
-func (w *Watcher) HostStarts() int {
+// starts counts the hosts started so far.
+func (h *hostSource) starts() int {
 	n := 0
-	for _, a := range w.hosts {
+	for _, a := range h.askers {
 		n += a.host.Starts()
 	}
 	return n
 }
 
-// stuckHosts are the hosts that do not answer, for Stats.
-func (w *Watcher) stuckHosts() []Stuck {
+// stuck are the hosts that do not answer.
+func (h *hostSource) stuck() []Stuck {
 	var out []Stuck
-	for _, a := range w.hosts {
+	for _, a := range h.askers {
 		if s, ok := a.stuckNow(); ok {
 			out = append(out, s)
 		}
@@ -66,10 +62,23 @@ func (w *Watcher) stuckHosts() []Stuck {
 	return out
 }
 
-// askHost hands the question about t's session to its host's asker; fi
+// hostSource follows files that only tell that their session changed
+// (classify.HostQuery, Muse's session.jsonl): the session is asked of the
+// agent's host, never read from the file.
+type hostSource struct {
+	w      *Watcher
+	askers map[string]*asker // by agent; set up by New
+}
+
+func (*hostSource) stamp(p string, fi os.FileInfo) (int64, time.Time) { return fileStamp(p, fi) }
+func (*hostSource) positioned() bool                                  { return true }
+func (*hostSource) lasting() bool                                     { return true }
+
+// read hands the question about t's session to its host's asker; fi
 // describes the trigger file. A first run's existing sessions are history:
 // their size is taken without asking.
-func (w *Watcher) askHost(ctx context.Context, t *tail, fi os.FileInfo) {
+func (h *hostSource) read(ctx context.Context, t *tail, fi os.FileInfo) {
+	w := h.w
 	dev, ino := fileKey(fi)
 	size := fi.Size()
 	t.size, t.mtime, t.used = size, fi.ModTime().UnixNano(), time.Now()
@@ -84,20 +93,21 @@ func (w *Watcher) askHost(ctx context.Context, t *tail, fi os.FileInfo) {
 		return // unchanged while nudge was away
 	}
 	t.known, t.dev, t.ino = true, dev, ino
-	a := w.hosts[t.agent]
+	a := h.askers[t.agent]
 	if a == nil {
 		return
 	}
 	if !a.started {
 		a.started = true
-		w.streams.Go(func() { a.run(ctx, w) })
+		w.streams.Go(func() { a.run(ctx, h) })
 	}
 	a.put(hostAsk{t: t, session: filepath.Base(filepath.Dir(t.path)), size: size})
 }
 
 // takeHostReply emits a host's answer, on the watcher's loop; the answer
 // of a file no longer followed is dropped.
-func (w *Watcher) takeHostReply(ctx context.Context, r hostReply) {
+func (h *hostSource) takeHostReply(ctx context.Context, r hostReply) {
+	w := h.w
 	t := r.ask.t
 	if w.tails[t.path] != t {
 		return
@@ -230,7 +240,8 @@ func (a *asker) setStuck(err error) bool {
 }
 
 // run asks the questions as they come until ctx ends.
-func (a *asker) run(ctx context.Context, w *Watcher) {
+func (a *asker) run(ctx context.Context, h *hostSource) {
+	w := h.w
 	var backoff time.Duration
 	for {
 		ask, ok := a.next()
@@ -265,10 +276,7 @@ func (a *asker) run(ctx context.Context, w *Watcher) {
 			w.log.Info(a.name + " answers again")
 			w.statsChanged()
 		}
-		select {
-		case w.hostReplies <- hostReply{ask: ask, answer: answer, err: err}:
-		case <-ctx.Done():
-			return
-		}
+		reply := hostReply{ask: ask, answer: answer, err: err}
+		w.post(ctx, func(ctx context.Context) { h.takeHostReply(ctx, reply) })
 	}
 }

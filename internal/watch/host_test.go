@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"nudge/internal/classify"
 )
 
 // A host that never answers holds up no other agent: a Claude Code line
@@ -17,10 +19,10 @@ func TestHungHostHoldsUpNoOtherAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := anyLine(Sources(map[string]string{"claude": claude, "muse": muse}))
-	r := startRun(t, options(src), func(w *Watcher) { w.hosts["muse"].host.Program = hung })
+	r := startRun(t, options(src), func(w *Watcher) { hostsOf(w).askers["muse"].host.Program = hung })
 
 	appendTo(t, filepath.Join(muse, "sessions", "2026", "12", "04", "s1", "session.jsonl"), "{}\n")
-	eventually(t, "the host asked", func() bool { return r.w.HostStarts() == 1 })
+	eventually(t, "the host asked", func() bool { return hostsOf(r.w).starts() == 1 })
 	file := filepath.Join(claude, "projects", "p", "s.jsonl")
 	appendTo(t, file, "after\n")
 	if recs := r.records(1); recs[0].Path != file {
@@ -30,3 +32,6 @@ func TestHungHostHoldsUpNoOtherAgent(t *testing.T) {
 		t.Errorf("stuck before the host's time is up: %+v", stuck)
 	}
 }
+
+// hostsOf is w's source of host queries.
+func hostsOf(w *Watcher) *hostSource { return w.sourceOf(classify.HostQuery).(*hostSource) }

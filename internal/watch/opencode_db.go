@@ -10,7 +10,7 @@ import (
 	"nudge/internal/watch/opencode"
 )
 
-// A database tail (FileSet.Database) follows OpenCode's SQLite database: its
+// A database tail (classify.Database) follows OpenCode's SQLite database: its
 // records are the rows of the durable event log (docs/agents/opencode.md §2.1),
 // each as one JSON line, and its position, kept in lines.pos and stored as
 // Offset/End, is the rowid of the last row read. OpenCode commits into the
@@ -20,18 +20,10 @@ import (
 // walSuffix names the write-ahead log next to a database (§2.1).
 const walSuffix = "-wal"
 
-// databaseOf maps a change of a database's -wal file to the database.
-func (r *root) databaseOf(name string, rel []string) (string, FileSet, bool) {
-	base, ok := strings.CutSuffix(name, walSuffix)
-	if !ok || len(rel) == 0 {
-		return "", FileSet{}, false
-	}
-	rel = append(rel[:len(rel)-1:len(rel)-1], strings.TrimSuffix(rel[len(rel)-1], walSuffix))
-	set, ok := r.fileSet(rel)
-	if !ok || !set.Database {
-		return "", FileSet{}, false
-	}
-	return base, set, true
+// ownerName maps a database's -wal file to the database: a commit changes
+// the -wal file only.
+func (*databaseSource) ownerName(name string) (string, bool) {
+	return strings.CutSuffix(name, walSuffix)
 }
 
 // databaseStamp is what a scan compares to tell a database changed: the
@@ -48,17 +40,18 @@ func databaseStamp(p string, main os.FileInfo) (size int64, mtime time.Time) {
 }
 
 // databaseSettle is how long after a change of a database it is read once
-// more (readDatabase); a variable for tests.
+// more (databaseSource.read); a variable for tests.
 var databaseSettle = 100 * time.Millisecond
 
-// deferDatabase reports whether an event naming t's database waits for
+// defers reports whether an event naming t's database waits for
 // the look after it, keeping it for then: a database being written is read
 // once per databaseSettle on its events, the commits meanwhile together,
 // so its cost follows the rows read, not the commits (docs/performance.md
 // §3). A read asked for (Sync) or due (a scan, the look after a change)
 // reads at once.
-func (w *Watcher) deferDatabase(t *tail) bool {
-	if !t.database || t.reading == nil {
+func (d *databaseSource) defers(t *tail) bool {
+	w := d.w
+	if t.reading == nil {
 		return false
 	}
 	next := t.dbRead.Add(databaseSettle)
@@ -71,11 +64,26 @@ func (w *Watcher) deferDatabase(t *tail) bool {
 	return true
 }
 
-// readDatabase emits the event rows written since t's position; fi
-// describes the database file. One short read per call: the connection is
-// closed before it returns, so no read transaction pins OpenCode's WAL (§2.1).
-func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
-	w.wakeLive() // an OpenCode process is at work: it may run a server
+// databaseSource reads OpenCode's SQLite database (classify.Database) row
+// by row; its running processes' live streams are followed beside it
+// (opencode_live.go).
+type databaseSource struct {
+	w    *Watcher
+	live liveState
+}
+
+func (*databaseSource) stamp(p string, fi os.FileInfo) (int64, time.Time) {
+	return databaseStamp(p, fi)
+}
+func (*databaseSource) positioned() bool { return true }
+func (*databaseSource) lasting() bool    { return true }
+
+// read emits the event rows written since t's position; fi describes the
+// database file. One short read per call: the connection is closed before
+// it returns, so no read transaction pins OpenCode's WAL (§2.1).
+func (d *databaseSource) read(ctx context.Context, t *tail, fi os.FileInfo) {
+	w := d.w
+	d.wake() // an OpenCode process is at work: it may run a server
 	t.dbRead = time.Now()
 	dev, ino := fileKey(fi)
 	size, mtime := databaseStamp(t.path, fi)
@@ -102,7 +110,7 @@ func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
 	}
 	defer db.Close()
 	last, err := opencode.Last(ctx, db.DB)
-	if w.checkpointed(t, db) {
+	if d.checkpointed(t, db) {
 		return
 	}
 	if err != nil {
@@ -130,7 +138,7 @@ func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
 	skipped := int64(0)
 	for ctx.Err() == nil && t.lines.pos < last {
 		rows, err := opencode.Events(ctx, db.DB, t.lines.pos, batchRecords)
-		if w.checkpointed(t, db) {
+		if d.checkpointed(t, db) {
 			break
 		}
 		if err != nil {
@@ -139,7 +147,7 @@ func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
 		}
 		for _, r := range rows {
 			t.lines.pos = r.RowID
-			if w.live.covered[r.Session] > 0 {
+			if d.live.covered[r.Session] > 0 {
 				// A live stream reports this session: its records come
 				// from there, and a second copy would read as a second
 				// person typing.
@@ -163,7 +171,8 @@ func (w *Watcher) readDatabase(ctx context.Context, t *tail, fi os.FileInfo) {
 // checkpointed reports whether OpenCode may have checkpointed during a
 // read of db (agentdb.DB.Changed): what was read, or the error the read
 // met, is then dropped, and t is read again a moment later.
-func (w *Watcher) checkpointed(t *tail, db *agentdb.DB) bool {
+func (d *databaseSource) checkpointed(t *tail, db *agentdb.DB) bool {
+	w := d.w
 	if !db.Changed() {
 		return false
 	}

@@ -23,7 +23,7 @@ import (
 // stream, never in the database (docs/agents/opencode.md §2.4, §3).
 //
 // The process table is read only when something says a server may have
-// started: the database, its -wal file or OpenCode's log changed (wakeLive),
+// started: the database, its -wal file or OpenCode's log changed (wake),
 // once those changes have settled and never more often than liveGap. Only
 // the person's own processes are considered (package proc), and a server is
 // followed only when its environment could be read and names a database
@@ -59,8 +59,7 @@ const (
 
 // liveState is the watcher's side of the live streams.
 type liveState struct {
-	msgs chan liveMsg
-	// wake says a server may have started (wakeLive).
+	// wake says a server may have started (databaseSource.wake).
 	wake chan struct{}
 	// covered counts, per session, the live streams that report it; owned
 	// by the Run goroutine.
@@ -68,14 +67,26 @@ type liveState struct {
 }
 
 func newLiveState() liveState {
-	return liveState{msgs: make(chan liveMsg, 256), wake: make(chan struct{}, 1), covered: map[string]int{}}
+	return liveState{wake: make(chan struct{}, 1), covered: map[string]int{}}
 }
 
-// wakeLive asks for the process table to be searched for OpenCode servers:
+// wakeSource is the files whose change only says that an OpenCode process
+// may have started (classify.Wake, OpenCode's log): they are never read.
+type wakeSource struct{ db *databaseSource }
+
+func (wakeSource) stamp(p string, fi os.FileInfo) (int64, time.Time) { return fileStamp(p, fi) }
+func (wakeSource) positioned() bool                                  { return false }
+func (wakeSource) lasting() bool                                     { return false }
+func (wakeSource) read(context.Context, *tail, os.FileInfo)          {}
+
+// fire wakes the search for OpenCode servers.
+func (s wakeSource) fire() { s.db.wake() }
+
+// wake asks for the process table to be searched for OpenCode servers:
 // a database or OpenCode's log changed. It never blocks.
-func (w *Watcher) wakeLive() {
+func (d *databaseSource) wake() {
 	select {
-	case w.live.wake <- struct{}{}:
+	case d.live.wake <- struct{}{}:
 	default:
 	}
 }
@@ -96,27 +107,29 @@ type liveProc struct {
 }
 
 // takeLive handles a message of a stream on the Run goroutine.
-func (w *Watcher) takeLive(ctx context.Context, m liveMsg) {
+func (d *databaseSource) takeLive(ctx context.Context, m liveMsg) {
+	w := d.w
 	if m.ended != nil {
 		for _, s := range m.ended {
-			if w.live.covered[s]--; w.live.covered[s] <= 0 {
-				delete(w.live.covered, s)
+			if d.live.covered[s]--; d.live.covered[s] <= 0 {
+				delete(d.live.covered, s)
 			}
 		}
 		return
 	}
 	if m.first {
-		w.live.covered[m.session]++
+		d.live.covered[m.session]++
 	}
 	w.emit(ctx, Record{Agent: m.agent, Path: m.path, Line: m.line})
 }
 
 // databases lists the database files the sources name, by agent.
-func (w *Watcher) databases() []liveProc {
+func (d *databaseSource) databases() []liveProc {
+	w := d.w
 	var out []liveProc
 	for _, r := range w.roots {
 		for _, set := range r.Files {
-			if set.Database {
+			if set.Kind == classify.Database {
 				out = append(out, liveProc{agent: r.Agent, db: filepath.Join(r.Root, filepath.FromSlash(set.Pattern))})
 			}
 		}
@@ -124,11 +137,11 @@ func (w *Watcher) databases() []liveProc {
 	return out
 }
 
-// followLive searches the process table for OpenCode servers each time
-// wakeLive asks, and follows their streams, until ctx ends. It does nothing
-// without a database source.
-func (w *Watcher) followLive(ctx context.Context) {
-	dbs := w.databases()
+// run searches the process table for OpenCode servers each time wake
+// asks, and follows their streams, until ctx ends. It does nothing when no
+// root has a database.
+func (d *databaseSource) run(ctx context.Context) {
+	dbs := d.databases()
 	if len(dbs) == 0 {
 		return
 	}
@@ -143,7 +156,7 @@ func (w *Watcher) followLive(ctx context.Context) {
 		case k := <-ended:
 			delete(followed, k)
 			continue
-		case <-w.live.wake:
+		case <-d.live.wake:
 		}
 		settle := time.NewTimer(max(liveSettle, liveGap-time.Since(last)))
 	settling:
@@ -154,19 +167,20 @@ func (w *Watcher) followLive(ctx context.Context) {
 				return
 			case k := <-ended:
 				delete(followed, k)
-			case <-w.live.wake:
+			case <-d.live.wake:
 			case <-settle.C:
 				break settling
 			}
 		}
 		last = time.Now()
-		w.searchLive(ctx, dbs, followed, told, ended)
+		d.searchLive(ctx, dbs, followed, told, ended)
 	}
 }
 
 // searchLive follows every OpenCode server of the person's that is not
 // followed yet and writes a watched database.
-func (w *Watcher) searchLive(ctx context.Context, dbs []liveProc, followed map[string]string, told map[string]bool, ended chan<- string) {
+func (d *databaseSource) searchLive(ctx context.Context, dbs []liveProc, followed map[string]string, told map[string]bool, ended chan<- string) {
+	w := d.w
 	w.log.Debug("looking for OpenCode servers among the person's processes")
 	start := time.Now()
 	procs, err := proc.List(ctx)
@@ -213,7 +227,7 @@ func (w *Watcher) searchLive(ctx context.Context, dbs []liveProc, followed map[s
 		followed[key], addrs[s.Addr] = s.Addr, true
 		w.log.Info("following OpenCode event stream", "pid", s.PID, "addr", s.Addr, "db", lp.db)
 		w.streams.Go(func() {
-			w.followStream(ctx, lp)
+			d.followStream(ctx, lp)
 			select {
 			case ended <- key:
 			case <-ctx.Done():
@@ -259,7 +273,8 @@ type liveSession struct {
 // followStream reads p's stream, opening it again while the process runs
 // and serves where it did, and finally tells Run which sessions it no
 // longer reports.
-func (w *Watcher) followStream(ctx context.Context, p liveProc) {
+func (d *databaseSource) followStream(ctx context.Context, p liveProc) {
+	w := d.w
 	sessions := map[string]*liveSession{}
 	defer func() {
 		var ended []string
@@ -268,14 +283,11 @@ func (w *Watcher) followStream(ctx context.Context, p liveProc) {
 				ended = append(ended, id)
 			}
 		}
-		select {
-		case w.live.msgs <- liveMsg{ended: ended}:
-		case <-ctx.Done():
-		}
+		d.sendLive(ctx, liveMsg{ended: ended})
 	}()
 	pause := liveReconnect
 	for ctx.Err() == nil {
-		got, err := w.readStream(ctx, p, sessions)
+		got, err := d.readStream(ctx, p, sessions)
 		if errors.Is(err, opencode.ErrUnauthorized) {
 			w.log.Warn("cannot follow OpenCode event stream; the database is still read", "pid", p.PID, "addr", p.Addr, "err", err)
 			return
@@ -326,7 +338,8 @@ type livePayload struct {
 // (project folder) of the process, and hands each session event to Run as
 // /event sends it. Durable duplicates (`sync`) and events of no session
 // (heartbeats, plugins) are dropped. got tells whether any frame came.
-func (w *Watcher) readStream(ctx context.Context, p liveProc, sessions map[string]*liveSession) (got bool, err error) {
+func (d *databaseSource) readStream(ctx context.Context, p liveProc, sessions map[string]*liveSession) (got bool, err error) {
+	w := d.w
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	silence := time.AfterFunc(liveSilence, cancel)
@@ -360,7 +373,7 @@ func (w *Watcher) readStream(ctx context.Context, p liveProc, sessions map[strin
 		case len(line) == 0 && !over:
 			if len(data) > 0 {
 				got = true
-				w.liveEvent(ctx, p, data, sessions)
+				d.liveEvent(ctx, p, data, sessions)
 			}
 			data = data[:0]
 		case len(line) == 0:
@@ -377,7 +390,8 @@ func (w *Watcher) readStream(ctx context.Context, p liveProc, sessions map[strin
 
 // liveEvent passes one frame's payload to Run, once the database confirms
 // its session and folder.
-func (w *Watcher) liveEvent(ctx context.Context, p liveProc, frame []byte, sessions map[string]*liveSession) {
+func (d *databaseSource) liveEvent(ctx context.Context, p liveProc, frame []byte, sessions map[string]*liveSession) {
+	w := d.w
 	var f liveFrame
 	if json.Unmarshal(frame, &f) != nil {
 		return
@@ -396,7 +410,7 @@ func (w *Watcher) liveEvent(ctx context.Context, p liveProc, frame []byte, sessi
 		s = &liveSession{}
 		sessions[id] = s
 	}
-	if !w.confirm(ctx, p, id, s) {
+	if !d.confirm(ctx, p, id, s) {
 		return
 	}
 	if f.Directory != "" && filepath.Clean(f.Directory) != filepath.Clean(s.folder) {
@@ -405,7 +419,7 @@ func (w *Watcher) liveEvent(ctx context.Context, p liveProc, frame []byte, sessi
 		s.refused = true
 		if s.covered {
 			s.covered = false
-			w.sendLive(ctx, liveMsg{ended: []string{id}})
+			d.sendLive(ctx, liveMsg{ended: []string{id}})
 		}
 		return
 	}
@@ -413,13 +427,14 @@ func (w *Watcher) liveEvent(ctx context.Context, p liveProc, frame []byte, sessi
 	if !s.covered {
 		s.covered, m.first = true, true
 	}
-	w.sendLive(ctx, m)
+	d.sendLive(ctx, m)
 }
 
 // confirm tells whether the stream's events of session id may pass: the
 // database the process writes holds the session (looked up at most every
 // liveRecheck while it does not).
-func (w *Watcher) confirm(ctx context.Context, p liveProc, id string, s *liveSession) bool {
+func (d *databaseSource) confirm(ctx context.Context, p liveProc, id string, s *liveSession) bool {
+	w := d.w
 	if s.refused {
 		return false
 	}
@@ -455,9 +470,7 @@ func sessionFolder(ctx context.Context, path, id string) (string, error) {
 	return opencode.SessionFolder(ctx, db.DB, id)
 }
 
-func (w *Watcher) sendLive(ctx context.Context, m liveMsg) {
-	select {
-	case w.live.msgs <- m:
-	case <-ctx.Done():
-	}
+// sendLive hands m to the Watcher's loop.
+func (d *databaseSource) sendLive(ctx context.Context, m liveMsg) {
+	d.w.post(ctx, func(ctx context.Context) { d.takeLive(ctx, m) })
 }

@@ -15,12 +15,11 @@ import (
 
 // visit follows the file at p, reading it when it is new, when force is set
 // (an event named it), or when its size, time or inode changed since the last
-// look. A Wake file is not followed: an event naming it wakes the search for
-// live servers.
+// look. A trigger's file is not followed: an event naming it fires it.
 func (w *Watcher) visit(ctx context.Context, r *root, p string, set FileSet, force bool) {
-	if set.Wake {
+	if tr, ok := w.sourceOf(set.Kind).(trigger); ok {
 		if force {
-			w.wakeLive()
+			tr.fire()
 		}
 		return
 	}
@@ -51,30 +50,48 @@ func (w *Watcher) visitStat(ctx context.Context, r *root, p string, set FileSet,
 		t = w.track(r, p, set)
 	} else {
 		dev, ino := fileKey(fi)
-		size, mtime := fi.Size(), fi.ModTime()
-		if t.database {
-			size, mtime = databaseStamp(p, fi)
-		}
+		size, mtime := t.src.stamp(p, fi)
 		if size == t.size && mtime.UnixNano() == t.mtime && dev == t.dev && ino == t.ino {
 			t.seen = w.gen
 			return
 		}
 	}
 	t.seen = w.gen
-	if w.settled(ctx, t, fi) {
+	if _, ok := t.src.(linesSource); ok && w.settled(ctx, t, fi) {
 		return
 	}
 	w.readFile(ctx, t, fi)
 }
 
-// settled tells, from fi alone, that t's file needs no reading: a first
-// look takes its position at the file's size, and a file that has not
-// grown past its position has nothing new. Neither opens the file; its
+// linesSource reads files of lines, appended (classify.Lines, JSONLines).
+type linesSource struct {
+	w    *Watcher
+	json bool // each line is one JSON record; a line that is not is skipped
+}
+
+func (linesSource) stamp(p string, fi os.FileInfo) (int64, time.Time) { return fileStamp(p, fi) }
+func (linesSource) positioned() bool                                  { return true }
+func (linesSource) lasting() bool                                     { return false }
+
+// read reads what was appended to t's file: held open and not replaced,
+// with one read (readAppended), else after checking the file's identity.
+func (s linesSource) read(ctx context.Context, t *tail, fi os.FileInfo) {
+	w := s.w
+	if t.f != nil {
+		if dev, ino := fileKey(fi); dev == t.dev && ino == t.ino && w.readAppended(ctx, t, fi) {
+			return
+		}
+	}
+	if open, ok := w.openHeld(ctx, t, fi); ok {
+		w.readOpen(ctx, t, open)
+	}
+}
+
+// settled tells, from fi alone, that t's file of lines needs no reading: a
+// first look takes its position at the file's size, and a file that has
+// not grown past its position has nothing new. Neither opens the file; its
 // identity is checked when it changes (docs/durability.md).
 func (w *Watcher) settled(ctx context.Context, t *tail, fi os.FileInfo) bool {
-	if t.snapshot || t.database || t.host {
-		return false
-	}
 	dev, ino := fileKey(fi)
 	size := fi.Size()
 	switch {
@@ -129,21 +146,21 @@ func (w *Watcher) looked(ctx context.Context, p string, t *tail, st stat) (fi os
 // end (the old history a root's first look finds), or from its start
 // (docs/durability.md).
 func (w *Watcher) track(r *root, p string, set FileSet) *tail {
-	t := &tail{agent: r.Agent, path: p, snapshot: set.Snapshot, database: set.Database, host: set.Host != "", json: set.JSON}
+	t := &tail{agent: r.Agent, path: p, src: w.sourceOf(set.Kind)}
 	pos, stored := w.opts.Positions[p]
 	if stored {
 		t.positioned = true
 		w.storedFollowed++
 	}
-	if stored && !set.Snapshot {
+	if stored && t.src.positioned() {
 		t.known, t.dev, t.ino = true, pos.File.Dev, pos.File.Inode
 		t.fp, t.deferred = parseFingerprint(pos.File.Fingerprint), pos.File.Fingerprint == ""
 		t.offset = max(pos.Offset, 0)
 		t.mark = parseMark(pos.Mark)
-	} else if w.initial && r.FirstLook && !set.Snapshot {
+	} else if w.initial && r.FirstLook && t.src.positioned() {
 		t.atEnd = true
 	}
-	if t.snapshot || t.database || t.host {
+	if t.src.lasting() {
 		t.warm(w.opts.LineCap)
 	}
 	w.tails[p] = t
@@ -153,7 +170,7 @@ func (w *Watcher) track(r *root, p string, set FileSet) *tail {
 	return t
 }
 
-// forget stops following t, whose file is gone; a snapshot reports it.
+// forget stops following t, whose file is gone; a goneTeller reports it.
 func (w *Watcher) forget(ctx context.Context, t *tail) {
 	w.close(t)
 	if t.positioned {
@@ -170,17 +187,17 @@ func (w *Watcher) forget(ctx context.Context, t *tail) {
 	}
 	w.nWatched.Store(int64(len(w.tails)))
 	w.statsChanged()
-	if t.snapshot && t.reading != nil && t.emitted {
-		w.emitGone(ctx, Record{Agent: t.agent, Path: t.path, File: t.id(), Gone: true})
+	if g, ok := t.src.(goneTeller); ok {
+		g.gone(ctx, t)
 	}
 }
 
 // readWritten brings t up to date after a write event named its path:
-// the file held open is the one written (a file put in its place has an
-// event of its own), so what was appended to it is read (readAppended), or
-// else its own stat does.
+// the file of lines held open is the one written (a file put in its place
+// has an event of its own), so what was appended to it is read
+// (readAppended), or else its own stat does.
 func (w *Watcher) readWritten(ctx context.Context, t *tail) {
-	if t.reading != nil && t.f != nil {
+	if _, lines := t.src.(linesSource); lines && t.reading != nil && t.f != nil {
 		if w.readAppended(ctx, t, nil) {
 			return
 		}
@@ -203,7 +220,7 @@ func (w *Watcher) readWritten(ctx context.Context, t *tail) {
 // or more than one read's worth appended; the full check then does.
 func (w *Watcher) readAppended(ctx context.Context, t *tail, fi os.FileInfo) bool {
 	at, m := t.lines.start, t.mark
-	if t.snapshot || t.deferred || !t.known || t.markStale || m.n <= 0 || int64(m.n) > at || t.fp.n < fingerprintLen {
+	if t.deferred || !t.known || t.markStale || m.n <= 0 || int64(m.n) > at || t.fp.n < fingerprintLen {
 		return false
 	}
 	from := at - int64(m.n)
@@ -233,24 +250,18 @@ func (w *Watcher) read(ctx context.Context, t *tail) {
 	}
 }
 
-// readFile brings t up to date with its file, which fi describes: it
-// checks that the file is still the one its position belongs to, then
-// emits what was added.
+// readFile brings t up to date with its file, which fi describes, through
+// its source.
 func (w *Watcher) readFile(ctx context.Context, t *tail, fi os.FileInfo) {
 	t.warm(w.opts.LineCap)
-	if t.database {
-		w.readDatabase(ctx, t, fi)
-		return
-	}
-	if t.host {
-		w.askHost(ctx, t, fi)
-		return
-	}
-	var open os.FileInfo
+	t.src.read(ctx, t, fi)
+}
+
+// openHeld returns the stat of t's file held open, opening it unless the
+// one held is the file fi describes. ok is false when it cannot be opened
+// (the problem is shown) or is gone (t is forgotten).
+func (w *Watcher) openHeld(ctx context.Context, t *tail, fi os.FileInfo) (open os.FileInfo, ok bool) {
 	if t.f != nil {
-		if dev, ino := fileKey(fi); dev == t.dev && ino == t.ino && w.readAppended(ctx, t, fi) {
-			return
-		}
 		if o, err := t.f.Stat(); err == nil && os.SameFile(fi, o) {
 			open = o
 		} else {
@@ -262,19 +273,21 @@ func (w *Watcher) readFile(ctx context.Context, t *tail, fi os.FileInfo) {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			w.forget(ctx, t)
-			return
+			return nil, false
 		case err != nil:
 			w.problem(t.path, "cannot open file", err)
-			return
+			return nil, false
 		}
 		w.recovered(t.path)
 		w.hold(t, f)
 		open = info
 	}
-	w.readOpen(ctx, t, open)
+	return open, true
 }
 
-// readOpen reads t's file, held open, which open (its own stat) describes.
+// readOpen reads t's file of lines, held open, which open (its own stat)
+// describes: it checks that the file is still the one its position belongs
+// to, then emits what was added.
 func (w *Watcher) readOpen(ctx context.Context, t *tail, open os.FileInfo) {
 	w.ahead = readAhead{}
 	dev, ino := fileKey(open)
@@ -287,8 +300,6 @@ func (w *Watcher) readOpen(ctx context.Context, t *tail, open os.FileInfo) {
 	}
 	head := w.head[:n]
 	switch {
-	case t.snapshot:
-		t.known, t.dev, t.ino, t.fp = true, dev, ino, fingerprintOf(head)
 	case t.deferred:
 		if !w.takeIdentity(t, size, dev, ino, head) {
 			return
@@ -304,11 +315,7 @@ func (w *Watcher) readOpen(ctx context.Context, t *tail, open os.FileInfo) {
 		t.fp = fingerprintOf(head)
 	}
 	t.size, t.mtime = size, open.ModTime().UnixNano()
-	if t.snapshot {
-		w.readSnapshot(ctx, t, size)
-	} else {
-		w.readLines(ctx, t, size)
-	}
+	w.readLines(ctx, t, size)
 }
 
 // takeIdentity takes the identity of a file whose position a first look
@@ -405,9 +412,10 @@ func (w *Watcher) restart(t *tail, dev, ino uint64, head []byte, why string) {
 // (t.checkpoint), a checkpoint carries the position.
 func (w *Watcher) readLines(ctx context.Context, t *tail, size int64) {
 	if t.lines.pos < size {
-		w.src = source{f: t.f, off: t.lines.pos, end: size, ahead: w.ahead.from(t.lines.pos)}
-		w.br.Reset(&w.src)
+		w.bytes = fileBytes{f: t.f, off: t.lines.pos, end: size, ahead: w.ahead.from(t.lines.pos)}
+		w.br.Reset(&w.bytes)
 		id := t.id() // the file's identity, formatted once for all its lines
+		lines, _ := t.src.(linesSource)
 		for ctx.Err() == nil {
 			if w.batchLines == nil {
 				w.batchLines = &lineArena{}
@@ -422,7 +430,7 @@ func (w *Watcher) readLines(ctx context.Context, t *tail, size int64) {
 				break
 			}
 			t.mark, t.markStale = lineMark(line), false
-			if t.json {
+			if lines.json {
 				if why := badRecord(line); why != "" {
 					t.checkpoint = true
 					w.skipped(t, at, why)
@@ -433,7 +441,7 @@ func (w *Watcher) readLines(ctx context.Context, t *tail, size int64) {
 		}
 		t.used = time.Now()
 	}
-	w.ahead, w.src = readAhead{}, source{}
+	w.ahead, w.bytes = readAhead{}, fileBytes{}
 	if t.checkpoint {
 		w.checkpointOf(ctx, t)
 	}
@@ -454,15 +462,15 @@ func (a readAhead) from(off int64) []byte {
 	return a.bytes[off-a.at:]
 }
 
-// source delivers a file from off up to end: first the bytes ahead already
+// fileBytes delivers a file from off up to end: first the bytes ahead already
 // read from off on, then the file itself.
-type source struct {
+type fileBytes struct {
 	f        *os.File
 	off, end int64
 	ahead    []byte
 }
 
-func (s *source) Read(p []byte) (int, error) {
+func (s *fileBytes) Read(p []byte) (int, error) {
 	if len(s.ahead) > 0 {
 		n := copy(p, s.ahead)
 		s.ahead, s.off = s.ahead[n:], s.off+int64(n)
@@ -491,29 +499,6 @@ func (w *Watcher) checkpointOf(ctx context.Context, t *tail) {
 	}
 	at := t.at()
 	w.emitFrom(ctx, t, Record{Agent: t.agent, Path: t.path, File: t.id(), Offset: at, End: at, Checkpoint: true, mark: t.mark})
-}
-
-// readSnapshot emits the whole content of t's file when it differs from the
-// last content emitted. An empty file is one being written: it waits.
-func (w *Watcher) readSnapshot(ctx context.Context, t *tail, size int64) {
-	if size > int64(w.opts.LineCap) {
-		w.skipped(t, 0, capReason(size, w.opts.LineCap))
-		return
-	}
-	buf := make([]byte, size)
-	n, err := t.f.ReadAt(buf, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
-		w.problem(t.path, "cannot read file", err)
-		return
-	}
-	buf = buf[:n]
-	sum := fingerprintOf(buf).sum
-	t.used = time.Now()
-	if n == 0 || t.emitted && sum == t.content {
-		return
-	}
-	t.emitted, t.content = true, sum
-	w.emitFrom(ctx, t, Record{Agent: t.agent, Path: t.path, File: t.id(), End: int64(n), Line: buf})
 }
 
 // hold keeps f open for t, closing the least recently used file when

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"nudge/internal/classify"
 )
 
 // Defaults of Options and the fixed limits (docs/platform.md §6).
@@ -183,7 +185,7 @@ type Watcher struct {
 	lastSent    time.Time           // when the last batch was handed out
 	lastRecords int                 // and how many records it held
 	owed        map[*tail]struct{}  // files with skipped lines not logged yet
-	relook      map[*tail]time.Time // databases to read once more, when (databaseSettle)
+	relook      map[*tail]time.Time // files a source reads once more, when
 	tails       map[string]*tail
 	// storedFollowed counts the tails of paths with a stored position:
 	// when it is all of them, no file of the last run is gone.
@@ -203,7 +205,7 @@ type Watcher struct {
 	batchLines *lineArena            // where the lines of batch are copied
 	lostGone   []Record              // those of batches dropped before a Rewind
 	br         *bufio.Reader
-	src        source // what br reads
+	bytes      fileBytes // what br reads
 	head       [fingerprintLen]byte
 	// eventOrder and eventOps are handleAll's, kept from one call to the next.
 	eventOrder []string
@@ -227,12 +229,12 @@ type Watcher struct {
 	syncMu   sync.Mutex
 	syncs    []string
 	syncWake chan struct{}
-	live     liveState
-	hosts    map[string]*asker // by agent, for FileSet.Host sources; set up by New
-	// hostReplies carries the hosts' answers to the loop.
-	hostReplies chan hostReply
-	// streams counts followLive and the stream goroutines it starts; Run
-	// returns once they have ended.
+	// sources reads each kind of file (source.go).
+	sources map[classify.FileKind]source
+	// posts carries what the sources' own goroutines hand to the loop.
+	posts chan func(context.Context)
+	// streams counts the sources' goroutines; Run returns once they have
+	// ended.
 	streams sync.WaitGroup
 
 	// statsWake says Stats changed.
@@ -306,7 +308,7 @@ func New(opts Options) (*Watcher, error) {
 		owed:        map[*tail]struct{}{},
 		relook:      map[*tail]time.Time{},
 		statsWake:   make(chan struct{}, 1),
-		hostReplies: make(chan hostReply),
+		posts:       make(chan func(context.Context), postBuffer),
 		tails:       make(map[string]*tail, len(opts.Positions)),
 		open:        map[*tail]struct{}{},
 		problems:    map[string]Stuck{},
@@ -314,7 +316,6 @@ func New(opts Options) (*Watcher, error) {
 		br:          bufio.NewReaderSize(nil, readBuffer),
 		now:         time.Now,
 		syncWake:    make(chan struct{}, 1),
-		live:        newLiveState(),
 
 		rewindWake: make(chan struct{}, 1),
 		ackWake:    make(chan struct{}, 1),
@@ -322,6 +323,7 @@ func New(opts Options) (*Watcher, error) {
 		batchEnds:  map[*tail]commitPoint{},
 		eventOps:   map[string]fsnotify.Op{},
 	}
+	w.sources = newSources(w)
 	for _, s := range opts.Sources {
 		if s.Agent == "" || s.Root == "" {
 			return nil, fmt.Errorf("watch: source %q with root %q: agent and root are required", s.Agent, s.Root)
@@ -337,10 +339,19 @@ func New(opts Options) (*Watcher, error) {
 			if err != nil {
 				return nil, fmt.Errorf("watch: %s: %w", s.Agent, err)
 			}
+			src := w.sourceOf(set.Kind)
+			if src == nil {
+				return nil, fmt.Errorf("watch: %s: files %q of unknown kind %s", s.Agent, set.Pattern, set.Kind)
+			}
+			if set.Kind == classify.HostQuery && set.Host == "" {
+				return nil, fmt.Errorf("watch: %s: files %q are a host query without a host", s.Agent, set.Pattern)
+			}
 			r.sets = append(r.sets, segs)
+			if a, ok := src.(rooter); ok {
+				a.addRoot(r, set)
+			}
 		}
 		w.roots = append(w.roots, r)
-		w.addHosts(r)
 	}
 	return w, nil
 }
@@ -478,7 +489,11 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	defer close(w.out)
 	defer w.closeAll()
-	defer w.closeHosts()
+	for _, src := range w.sources {
+		if c, ok := src.(closer); ok {
+			defer c.close()
+		}
+	}
 	w.startEvents()
 	if w.fsw != nil {
 		defer w.fsw.Close()
@@ -495,7 +510,11 @@ func (w *Watcher) Run(ctx context.Context) error {
 	w.flush(ctx)
 	w.ready.Store(true)
 	defer w.streams.Wait()
-	w.streams.Go(func() { w.followLive(ctx) })
+	for _, src := range w.sources {
+		if r, ok := src.(runner); ok {
+			w.streams.Go(func() { r.run(ctx) })
+		}
+	}
 
 	var (
 		events  <-chan fsnotify.Event
@@ -567,11 +586,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 			w.rewind(ctx)
 		case <-w.ackWake:
 			w.prune()
-		case m := <-w.live.msgs:
-			w.takeLive(ctx, m)
-			soon()
-		case r := <-w.hostReplies:
-			w.takeHostReply(ctx, r)
+		case f := <-w.posts:
+			f(ctx)
 			soon()
 		case <-gap.C:
 			w.flush(ctx)
@@ -699,7 +715,7 @@ func (w *Watcher) handle(ctx context.Context, ev fsnotify.Event) {
 	}
 	if t := w.tails[ev.Name]; t != nil && ev.Op&^(fsnotify.Write|fsnotify.Chmod) == 0 {
 		t.seen = w.gen
-		if !w.deferDatabase(t) {
+		if !w.defers(t) {
 			w.readWritten(ctx, t) // a followed file written: the common case, busy agents
 		}
 		return
@@ -718,9 +734,9 @@ func (w *Watcher) handle(ctx context.Context, ev fsnotify.Event) {
 		}
 		if set, ok := r.fileSet(rel); ok {
 			w.visit(ctx, r, ev.Name, set, true)
-		} else if db, set, ok := r.databaseOf(ev.Name, rel); ok {
-			if t := w.tails[db]; t == nil || !w.deferDatabase(t) {
-				w.visit(ctx, r, db, set, true)
+		} else if owner, set, ok := w.ownerOf(r, ev.Name, rel); ok {
+			if t := w.tails[owner]; t == nil || !w.defers(t) {
+				w.visit(ctx, r, owner, set, true)
 			}
 		}
 		if ev.Has(fsnotify.Create) && r.leadsTo(rel) && w.isDir(ev.Name) {
@@ -884,7 +900,7 @@ func (w *Watcher) scanDir(ctx context.Context, r *root, dir string, rel []string
 			continue
 		}
 		en := entry{name: name, sub: sub, set: set, isFile: isFile, leads: leads, isDir: e.IsDir(), link: e.Type()&fs.ModeSymlink != 0, stat: -1}
-		if isFile && !en.isDir && !en.link && !set.Wake {
+		if isFile && !en.isDir && !en.link && !w.fires(set) {
 			en.stat = len(files)
 			files = append(files, e.Name())
 		}
@@ -1045,12 +1061,14 @@ func (w *Watcher) goneWhileAway(ctx context.Context) {
 			if !ok {
 				continue
 			}
-			if set, ok := r.fileSet(rel); ok && set.Snapshot {
-				if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-					w.emitGone(ctx, Record{Agent: r.Agent, Path: p, File: w.opts.Positions[p].File, Gone: true})
-				}
-				break
+			set, ok := r.fileSet(rel)
+			if _, tells := w.sourceOf(set.Kind).(goneTeller); !ok || !tells {
+				continue
 			}
+			if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+				w.emitGone(ctx, Record{Agent: r.Agent, Path: p, File: w.opts.Positions[p].File, Gone: true})
+			}
+			break
 		}
 	}
 }
@@ -1101,7 +1119,12 @@ func (w *Watcher) recovered(p string) {
 // answer and the paths with a problem, the oldest first, at most
 // maxSkippedFiles of them.
 func (w *Watcher) stuck() []Stuck {
-	out := w.stuckHosts()
+	var out []Stuck
+	for _, src := range w.sources {
+		if s, ok := src.(stucker); ok {
+			out = append(out, s.stuck()...)
+		}
+	}
 	w.problemMu.Lock()
 	for _, s := range w.problems {
 		out = append(out, s)

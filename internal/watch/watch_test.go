@@ -14,6 +14,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"nudge/internal/classify"
 	"nudge/internal/testenv"
 )
 
@@ -41,7 +42,7 @@ func TestDiscovery(t *testing.T) {
 	if got[0].Root != filepath.Join(home, ".claude") || got[1].Root != "/x/codex" {
 		t.Errorf("roots %q %q", got[0].Root, got[1].Root)
 	}
-	want := []FileSet{{Pattern: "projects/*/*.jsonl", JSON: true}, {Pattern: "sessions/*.json", Snapshot: true}}
+	want := []FileSet{{Pattern: "projects/*/*.jsonl", Kind: classify.JSONLines}, {Pattern: "sessions/*.json", Kind: classify.Snapshot}}
 	if !slices.Equal(got[0].Files, want) {
 		t.Errorf("claude files %+v, want %+v", got[0].Files, want)
 	}
@@ -54,6 +55,8 @@ func TestNewRejectsBadSources(t *testing.T) {
 		{Agent: "a", Root: "/r", Files: []FileSet{{Pattern: "/abs/*.jsonl"}}},
 		{Agent: "a", Root: "/r", Files: []FileSet{{Pattern: "a/../b"}}},
 		{Agent: "a", Root: "/r", Files: []FileSet{{Pattern: "a/[x"}}},
+		{Agent: "a", Root: "/r", Files: []FileSet{{Pattern: "a/*.db", Kind: classify.FileKind(len(classify.FileKinds()))}}},
+		{Agent: "a", Root: "/r", Files: []FileSet{{Pattern: "a/*.jsonl", Kind: classify.HostQuery}}},
 	} {
 		if _, err := New(Options{Sources: []Source{s}}); err == nil {
 			t.Errorf("New accepted %+v", s)
@@ -633,6 +636,24 @@ func TestStatAll(t *testing.T) {
 			case i%7 != 0 && (st.err != nil || st.fi.Size() != int64(i)):
 				t.Errorf("%s: %v, %v; want a file of %d bytes", names[i], st.fi, st.err, i)
 			}
+		}
+	}
+}
+
+// TestEveryKindHasASource holds a Watcher's sources to classify.FileKinds:
+// a kind of file with no source would be read by none.
+func TestEveryKindHasASource(t *testing.T) {
+	w, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := classify.FileKinds()
+	if len(kinds) != len(w.sources) {
+		t.Errorf("%d kinds of file, %d sources", len(kinds), len(w.sources))
+	}
+	for _, k := range kinds {
+		if w.sourceOf(k) == nil {
+			t.Errorf("kind %s has no source", k)
 		}
 	}
 }
