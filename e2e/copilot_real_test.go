@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"nudge/e2e/fakechat"
+	"nudge/internal/classify"
 	"nudge/internal/testenv"
 )
 
@@ -41,7 +42,7 @@ func TestRealCopilotRecovers(t *testing.T) {
 // message holds text.
 func copilotRecovers(t *testing.T, mode, text string) {
 	c := startCopilot(t, repeat(mode, copilotAttempts)...)
-	c.p.typeLine("hello", "❯ hello")
+	c.send("hello")
 	c.waitTurns("the failed turn", func(ts []copilotTurn) bool {
 		return len(ts) >= 1 && ts[0].End == "session.error" && strings.Contains(ts[0].Content, text)
 	})
@@ -67,12 +68,37 @@ func copilotRecovers(t *testing.T, mode, text string) {
 	}
 }
 
+// TestRealCopilotInScreenAndWrapRecovers is TestRealCopilotRecovers with
+// the CLI in a GNU screen window and inside `nudge wrap`: the continuation
+// is typed there, read back from the window's hardcopy or seen by the
+// wrapper.
+func TestRealCopilotInScreenAndWrapRecovers(t *testing.T) {
+	for _, where := range []string{inScreen, inWrap} {
+		t.Run(where, func(t *testing.T) {
+			c := startCopilotIn(t, where, repeat("500", copilotAttempts)...)
+			c.send("hello")
+			c.waitTurns("the failed turn", func(ts []copilotTurn) bool { return len(ts) >= 1 && ts[0].End == "session.error" })
+			c.waitTurns("the continuation answered", func(ts []copilotTurn) bool {
+				return len(ts) == 2 && ts[1].Text == continuation && ts[1].End == "assistant.message"
+			})
+			var tl struct {
+				Attempts []struct{ Status, Backend string }
+			}
+			out := c.d.cli("explain", c.session(), "--json")
+			if err := json.Unmarshal([]byte(out), &tl); err != nil || len(tl.Attempts) != 1 ||
+				tl.Attempts[0].Status != "sent" || tl.Attempts[0].Backend != where {
+				t.Errorf("nudge explain: want one attempt sent through %s, got %s", where, out)
+			}
+		})
+	}
+}
+
 // TestRealCopilotUsageLimitNotRetried: an insufficient_quota 429, which the
 // CLI retries 5 times itself, is a usage limit, and nudge types nothing
 // (docs/agents/copilot.md §4).
 func TestRealCopilotUsageLimitNotRetried(t *testing.T) {
 	c := startCopilot(t, repeat("429-quota", copilotAttempts)...)
-	c.p.typeLine("hello", "❯ hello")
+	c.send("hello")
 	// Its own retries of a 429 without Retry-After take about 53 s (§5).
 	waitTurns(c.w, "the quota failure", 120*time.Second, c.turns, func(ts []copilotTurn) bool {
 		return len(ts) == 1 && ts[0].End == "session.error" && strings.Contains(ts[0].Content, "quota")
@@ -89,7 +115,7 @@ func TestRealCopilotUsageLimitNotRetried(t *testing.T) {
 // Inbox entry with the sign-in hint) and never retried by nudge.
 func TestRealCopilotAuthToldOnce(t *testing.T) {
 	c := startCopilot(t, repeat("401", copilotAttempts)...)
-	c.p.typeLine("hello", "❯ hello")
+	c.send("hello")
 	c.waitTurns("the auth failure", func(ts []copilotTurn) bool {
 		return len(ts) == 1 && ts[0].End == "session.error" && strings.Contains(ts[0].Content, "HTTP 401")
 	})
@@ -115,19 +141,33 @@ func repeat(mode string, n int) []string {
 	return out
 }
 
-// copilotRun is one test's Copilot CLI in tmux, its fake provider and the daemon.
+// copilotRun is one test's Copilot CLI, its fake provider and the daemon.
 type copilotRun struct {
 	t    *testing.T
 	w    *world
 	d    *daemon
-	p    *pane
+	p    *pane          // the tmux pane it runs in (in `nudge wrap` there)
+	s    *screenSession // or the GNU screen window
 	srv  *fakechat.Server
 	root string // ~/.copilot of the world
 }
 
+// Where a test runs Copilot CLI.
+const (
+	inTmux   = "tmux"
+	inScreen = "screen"
+	inWrap   = "wrap" // `nudge wrap` in a tmux pane
+)
+
 // startCopilot starts the fake provider with scenario, the daemon, and
 // Copilot CLI in a tmux pane, at its empty prompt.
 func startCopilot(t *testing.T, scenario ...string) *copilotRun {
+	return startCopilotIn(t, inTmux, scenario...)
+}
+
+// startCopilotIn is startCopilot with the CLI in a tmux pane, a GNU screen
+// window or `nudge wrap`.
+func startCopilotIn(t *testing.T, where string, scenario ...string) *copilotRun {
 	copilot := copilotCLI.need(t)
 	tmux := testenv.Need(t, "tmux")
 	w := newWorld(t)
@@ -144,13 +184,44 @@ func startCopilot(t *testing.T, scenario ...string) *copilotRun {
 	c.d = w.startDaemon()
 
 	w.showOnFailure("turns", func() any { return fmt.Sprintf("%+v", c.turns()) })
-	c.p = w.startPane(tmux, 160, 45, append(w.baseEnv(), "TERM=xterm-256color",
+	env := append(w.baseEnv(), "TERM=xterm-256color",
 		"COPILOT_OFFLINE=true", "COPILOT_AUTO_UPDATE=false",
 		"COPILOT_PROVIDER_BASE_URL="+baseURL+"/v1", "COPILOT_PROVIDER_API_KEY=fake-key",
-		"COPILOT_MODEL="+fakechat.ModelID, "NO_PROXY=127.0.0.1,localhost"), copilot)
-	c.p.waitScreen("the empty prompt", func(s string) bool { return c.p.promptOf("copilot").Empty() })
-	w.step("Copilot CLI at its prompt")
+		"COPILOT_MODEL="+fakechat.ModelID, "NO_PROXY=127.0.0.1,localhost")
+	switch where {
+	case inScreen:
+		c.s = w.startScreen(testenv.Need(t, "screen"), env, copilot)
+	case inWrap:
+		c.p = w.startPane(tmux, 160, 45, append(env, "NUDGE_DATA_DIR="+w.path("data")), w.nudge, "wrap", "--", copilot)
+	default:
+		c.p = w.startPane(tmux, 160, 45, env, copilot)
+	}
+	waitFor(t, "the empty prompt", 30*time.Second, func() (bool, string) {
+		screen := c.screen()
+		a, _ := classify.Lookup("copilot")
+		return a.ReadComposer(screen, classify.Caret{}).Empty(), screen
+	})
+	w.step("Copilot CLI at its prompt in " + where)
 	return c
+}
+
+// screen is what the CLI's terminal shows (screen's hardcopy: one byte per cell).
+func (c *copilotRun) screen() string {
+	if c.s != nil {
+		return c.s.screen()
+	}
+	return c.p.screen()
+}
+
+// send types text at the prompt and submits it; "❯" shows as "o" in
+// screen's hardcopy.
+func (c *copilotRun) send(text string) {
+	c.t.Helper()
+	if c.s != nil {
+		c.s.typeLine(text, "o "+text)
+		return
+	}
+	c.p.typeLine(text, "❯ "+text)
 }
 
 // log is the session's event log ("" before the CLI made it).

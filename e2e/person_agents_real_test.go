@@ -41,7 +41,7 @@ func TestRealKimiDraftHoldsTheContinuation(t *testing.T) {
 // ruled prompt (docs/agents/copilot.md §7).
 func TestRealCopilotDraftHoldsTheContinuation(t *testing.T) {
 	c := startCopilot(t, repeat("500", copilotAttempts)...)
-	c.p.typeLine("hello", "❯ hello")
+	c.send("hello")
 	c.waitTurns("the failed turn", func(ts []copilotTurn) bool { return len(ts) >= 1 && ts[0].End == "session.error" })
 	heldForDraft(t, c.d, c.p, "copilot", c.session(), func() int { return len(c.srv.Main()) })
 	c.waitTurns("the continuation answered", func(ts []copilotTurn) bool {
