@@ -305,11 +305,5 @@ func TestRealClaudeInWrapHoldsForTheDraft(t *testing.T) {
 		missing := recoveredTurn(recs)
 		return missing == "", "missing: " + missing + "\n" + summarize(recs)
 	})
-	var tl struct {
-		Attempts []struct{ Status, Backend string }
-	}
-	out := d.cli("explain", sessionID, "--json")
-	if err := json.Unmarshal([]byte(out), &tl); err != nil || len(tl.Attempts) != 1 || tl.Attempts[0].Status != "sent" || tl.Attempts[0].Backend != "wrap" {
-		t.Errorf("nudge explain: want one attempt sent through wrap, got %s", out)
-	}
+	d.sentOnceThrough(t, sessionID, "wrap")
 }

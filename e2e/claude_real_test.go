@@ -85,13 +85,7 @@ func expectRecovery(t *testing.T, w *world, d *daemon, srv *fakeanthropic.Server
 		!strings.Contains(main[1].LastUserText, continuation) {
 		t.Errorf("main-loop requests: want a 500 then a 200 carrying the continuation, got %+v", main)
 	}
-	var tl struct {
-		Attempts []struct{ Status, Backend string }
-	}
-	out := d.cli("explain", sessionID, "--json")
-	if err := json.Unmarshal([]byte(out), &tl); err != nil || len(tl.Attempts) != 1 || tl.Attempts[0].Status != "sent" || tl.Attempts[0].Backend != backend {
-		t.Errorf("nudge explain: want one attempt sent through %s, got %s", backend, out)
-	}
+	d.sentOnceThrough(t, sessionID, backend)
 }
 
 // recoveredTurn checks the transcript for: the person's "hello", the

@@ -73,22 +73,15 @@ func copilotRecovers(t *testing.T, mode, text string) {
 // is typed there, read back from the window's hardcopy or seen by the
 // wrapper.
 func TestRealCopilotInScreenAndWrapRecovers(t *testing.T) {
-	for _, where := range []string{inScreen, inWrap} {
-		t.Run(where, func(t *testing.T) {
-			c := startCopilotIn(t, where, repeat("500", copilotAttempts)...)
+	for _, via := range []string{"screen", "wrap"} {
+		t.Run(via, func(t *testing.T) {
+			c := startCopilotIn(t, via, repeat("500", copilotAttempts)...)
 			c.send("hello")
 			c.waitTurns("the failed turn", func(ts []copilotTurn) bool { return len(ts) >= 1 && ts[0].End == "session.error" })
 			c.waitTurns("the continuation answered", func(ts []copilotTurn) bool {
 				return len(ts) == 2 && ts[1].Text == continuation && ts[1].End == "assistant.message"
 			})
-			var tl struct {
-				Attempts []struct{ Status, Backend string }
-			}
-			out := c.d.cli("explain", c.session(), "--json")
-			if err := json.Unmarshal([]byte(out), &tl); err != nil || len(tl.Attempts) != 1 ||
-				tl.Attempts[0].Status != "sent" || tl.Attempts[0].Backend != where {
-				t.Errorf("nudge explain: want one attempt sent through %s, got %s", where, out)
-			}
+			c.d.sentOnceThrough(t, c.session(), via)
 		})
 	}
 }
@@ -152,22 +145,14 @@ type copilotRun struct {
 	root string // ~/.copilot of the world
 }
 
-// Where a test runs Copilot CLI.
-const (
-	inTmux   = "tmux"
-	inScreen = "screen"
-	inWrap   = "wrap" // `nudge wrap` in a tmux pane
-)
-
 // startCopilot starts the fake provider with scenario, the daemon, and
 // Copilot CLI in a tmux pane, at its empty prompt.
 func startCopilot(t *testing.T, scenario ...string) *copilotRun {
-	return startCopilotIn(t, inTmux, scenario...)
+	return startCopilotIn(t, "tmux", scenario...)
 }
 
-// startCopilotIn is startCopilot with the CLI in a tmux pane, a GNU screen
-// window or `nudge wrap`.
-func startCopilotIn(t *testing.T, where string, scenario ...string) *copilotRun {
+// startCopilotIn is startCopilot with the CLI in via (world.startIn).
+func startCopilotIn(t *testing.T, via string, scenario ...string) *copilotRun {
 	copilot := copilotCLI.need(t)
 	tmux := testenv.Need(t, "tmux")
 	w := newWorld(t)
@@ -188,20 +173,13 @@ func startCopilotIn(t *testing.T, where string, scenario ...string) *copilotRun 
 		"COPILOT_OFFLINE=true", "COPILOT_AUTO_UPDATE=false",
 		"COPILOT_PROVIDER_BASE_URL="+baseURL+"/v1", "COPILOT_PROVIDER_API_KEY=fake-key",
 		"COPILOT_MODEL="+fakechat.ModelID, "NO_PROXY=127.0.0.1,localhost")
-	switch where {
-	case inScreen:
-		c.s = w.startScreen(testenv.Need(t, "screen"), env, copilot)
-	case inWrap:
-		c.p = w.startPane(tmux, 160, 45, append(env, "NUDGE_DATA_DIR="+w.path("data")), w.nudge, "wrap", "--", copilot)
-	default:
-		c.p = w.startPane(tmux, 160, 45, env, copilot)
-	}
+	c.p, c.s = w.startIn(via, tmux, env, copilot)
 	waitFor(t, "the empty prompt", 30*time.Second, func() (bool, string) {
 		screen := c.screen()
 		a, _ := classify.Lookup("copilot")
 		return a.ReadComposer(screen, classify.Caret{}).Empty(), screen
 	})
-	w.step("Copilot CLI at its prompt in " + where)
+	w.step("Copilot CLI at its prompt in " + via)
 	return c
 }
 

@@ -46,13 +46,7 @@ func TestRealGeminiInScreenAndWrapRecovers(t *testing.T) {
 			mode := "stream-503"
 			g := startGeminiIn(t, via, mode, mode, mode)
 			g.recovers(mode, "UNAVAILABLE")
-			var tl struct {
-				Attempts []struct{ Status, Backend string }
-			}
-			out := g.d.cli("explain", g.session(), "--json")
-			if err := json.Unmarshal([]byte(out), &tl); err != nil || len(tl.Attempts) != 1 || tl.Attempts[0].Status != "sent" || tl.Attempts[0].Backend != via {
-				t.Errorf("nudge explain: want one attempt sent through %s, got %s", via, out)
-			}
+			g.d.sentOnceThrough(t, g.session(), via)
 		})
 	}
 }
@@ -174,19 +168,12 @@ func startGeminiIn(t *testing.T, via string, scenario ...string) *geminiRun {
 	env := append(w.baseEnv(), "TERM=xterm-256color",
 		"GEMINI_API_KEY=fake-key", "GOOGLE_GEMINI_BASE_URL="+baseURL, "NO_PROXY=127.0.0.1,localhost")
 	atPrompt := func(s string) bool { return strings.Contains(s, geminiPrompt) }
-	switch via {
-	case "tmux":
-		g.p = w.startPane(tmux, 160, 45, env, gemini)
-	case "wrap":
-		g.p = w.startPane(tmux, 160, 45, append(env, "NUDGE_DATA_DIR="+w.path("data")), w.nudge, "wrap", "--", gemini)
-	case "screen":
-		s := w.startScreen(testenv.Need(t, "screen"), env, gemini)
+	p, s := w.startIn(via, tmux, env, gemini)
+	if s != nil {
 		s.waitScreen("the empty prompt", atPrompt)
 		g.term = s
-	default:
-		t.Fatalf("no terminal %q", via)
-	}
-	if g.p != nil {
+	} else {
+		g.p = p
 		g.p.waitScreen("the empty prompt", atPrompt)
 		g.term = g.p
 	}

@@ -388,6 +388,19 @@ func (d *daemon) waitReady() {
 	})
 }
 
+// sentOnceThrough checks that `nudge explain` lists one attempt for
+// session, sent through backend.
+func (d *daemon) sentOnceThrough(t *testing.T, session, backend string) {
+	t.Helper()
+	var tl struct {
+		Attempts []struct{ Status, Backend string }
+	}
+	out := d.cli("explain", session, "--json")
+	if err := json.Unmarshal([]byte(out), &tl); err != nil || len(tl.Attempts) != 1 || tl.Attempts[0].Status != "sent" || tl.Attempts[0].Backend != backend {
+		t.Errorf("nudge explain: want one attempt sent through %s, got %s", backend, out)
+	}
+}
+
 func (d *daemon) inbox() []web.Entry {
 	d.w.t.Helper()
 	out := d.cli("inbox", "--json")
@@ -468,6 +481,23 @@ func (p *pane) beside(name, dir string, cols, rows int, env []string, argv ...st
 		}
 	})
 	return q
+}
+
+// startIn runs argv with env in via: a 160×45 tmux pane ("tmux"), `nudge
+// wrap` in one ("wrap"), or a GNU screen window ("screen"), which is
+// returned instead of a pane.
+func (w *world) startIn(via, tmux string, env []string, argv ...string) (*pane, *screenSession) {
+	w.t.Helper()
+	switch via {
+	case "tmux":
+		return w.startPane(tmux, 160, 45, env, argv...), nil
+	case "wrap":
+		return w.startPane(tmux, 160, 45, append(env, "NUDGE_DATA_DIR="+w.path("data")), append([]string{w.nudge, "wrap", "--"}, argv...)...), nil
+	case "screen":
+		return nil, w.startScreen(testenv.Need(w.t, "screen"), env, argv...)
+	}
+	w.t.Fatalf("no terminal %q", via)
+	return nil, nil
 }
 
 // startPane runs argv with env in a cols×rows tmux pane in the project
