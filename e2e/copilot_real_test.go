@@ -102,6 +102,11 @@ func TestRealCopilotUsageLimitNotRetried(t *testing.T) {
 	})
 	c.w.step("status usage_limit")
 	c.noContinuation()
+	entries := c.d.inbox()
+	if len(entries) != 1 || entries[0].Class != "usage_limit" || entries[0].Agent != "copilot" ||
+		!strings.Contains(entries[0].What, "usage limit") || !strings.Contains(entries[0].ErrorText, "exceeded your current quota") {
+		t.Errorf("inbox %+v, want one usage_limit entry with the CLI's quota message", entries)
+	}
 }
 
 // TestRealCopilotAuthToldOnce: a 401 from the provider is told once (one
