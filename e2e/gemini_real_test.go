@@ -257,10 +257,11 @@ func (g *geminiRun) turns() []geminiTurn {
 			json.Unmarshal(m.Content, &text)
 		}
 		switch {
+		case m.Type == "user" && strings.HasPrefix(text, "<session_context>"): // the CLI's own
 		case m.Type == "user":
 			turns = append(turns, geminiTurn{Text: text})
 		case len(turns) > 0 && turns[len(turns)-1].End == "" &&
-			(m.Type == "gemini" || m.Type == "error" || m.Type == "info" && text == "Request cancelled."):
+			(m.Type == "gemini" && text != "" || m.Type == "error" || m.Type == "info" && text == "Request cancelled."):
 			turns[len(turns)-1].End, turns[len(turns)-1].Content = m.Type, text
 		}
 	}
@@ -275,4 +276,32 @@ func (g *geminiRun) waitTurns(what string, ok func([]geminiTurn) bool) {
 // status is the session's row in `nudge status --json`.
 func (g *geminiRun) status() (sessionStatus, bool) {
 	return sessionIn(g.d.cli("status", "--json"), "gemini", g.session())
+}
+
+// TestRealGeminiDeclinedApprovalIsCancelled: while Gemini CLI asks the
+// person to approve a tool call the session is at work and nothing is
+// typed; the person declining it (Esc) cancels the turn, which is never
+// continued. The CLI's own context message that follows is not a new
+// turn (docs/agents/gemini.md §3, §6).
+func TestRealGeminiDeclinedApprovalIsCancelled(t *testing.T) {
+	g := startGemini(t, fakegemini.ModeToolApprove)
+	g.p.typeLine("hello", "> hello")
+	g.p.waitScreen("the approval dialog", func(s string) bool { return strings.Contains(s, "Allow execution of") })
+	g.w.step("the approval dialog")
+	time.Sleep(3 * time.Second)
+	if st, _ := g.status(); st.State != "working" {
+		t.Errorf("with the approval dialog open the session is %q, want working", st.State)
+	}
+	g.p.press("Escape")
+	g.waitTurns("the turn cancelled", func(ts []geminiTurn) bool {
+		return len(ts) == 1 && ts[0].End == "info" && ts[0].Content == "Request cancelled."
+	})
+	waitFor(t, "status cancelled", 15*time.Second, func() (bool, string) {
+		st, _ := g.status()
+		return st.State == "cancelled", g.d.cli("status", "--json")
+	})
+	noContinuation(t, 6*time.Second, g.turns, g.srv.Main)
+	if st, _ := g.status(); st.State != "cancelled" {
+		t.Errorf("after the context message the session is %q, want still cancelled", st.State)
+	}
 }

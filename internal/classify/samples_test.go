@@ -73,6 +73,9 @@ func checkSample(t *testing.T, agent Agent, file, kind, class, reset string) {
 	if e == nil || string(e.Kind) != kind {
 		t.Fatalf("%s: last ending %v, want %s", file, e, kind)
 	}
+	if at := lastUserMessage(events); at.After(e.Time) {
+		t.Errorf("%s: a message to the agent at %v after the last ending, at %v", file, at, e.Time)
+	}
 	gotClass, gotReset := "-", "-"
 	if f := e.Failure; f != nil {
 		gotClass = string(f.Class)
