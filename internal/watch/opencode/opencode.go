@@ -16,9 +16,10 @@ import (
 )
 
 // Open opens the database at path for reading, with the rows of its WAL
-// as they were when it opened (agentdb; docs/agents/opencode.md §2.1).
-func Open(path string) (*agentdb.DB, error) {
-	db, err := agentdb.Open(path)
+// as they were when it opened (agentdb; docs/agents/opencode.md §2.1):
+// reading of the WAL what wal, which the reads before kept, has not read.
+func Open(wal *agentdb.WAL, path string) (*agentdb.DB, error) {
+	db, err := wal.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("opencode %w", err)
 	}
@@ -120,7 +121,7 @@ const allPage = 1024
 // lines, in the order they were written: a whole database read at once
 // (`nudge classify`). Rows read before an error are returned with it.
 func AllEvents(ctx context.Context, path string) ([][]byte, error) {
-	db, err := Open(path)
+	db, err := Open(new(agentdb.WAL), path)
 	if err != nil {
 		return nil, err
 	}
