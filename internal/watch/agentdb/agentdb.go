@@ -108,6 +108,10 @@ func (x *WAL) Open(path string) (*DB, error) {
 		d.closeFiles()
 		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
+	if !InWAL(main) {
+		// SQLite reads no -wal beside a database in rollback mode.
+		log, logInfo = nil, nil
+	}
 	if err := x.update(log, mainInfo, logInfo, d.stamp.walHead); err != nil {
 		d.closeFiles()
 		return nil, fmt.Errorf("database %s: %w", path, err)
@@ -129,6 +133,15 @@ func (x *WAL) Open(path string) (*DB, error) {
 	}
 	d.SetMaxOpenConns(1) // one connection: the files' offsets are its alone
 	return d, nil
+}
+
+// InWAL tells whether the database file main is in WAL mode, read from
+// its header: SQLite's magic, and bytes 18 and 19 are 2. A file too short
+// for a header, being created, is not.
+func InWAL(main io.ReaderAt) bool {
+	var head [100]byte
+	_, err := main.ReadAt(head[:], 0)
+	return err == nil && string(head[:16]) == "SQLite format 3\x00" && head[18] == 2 && head[19] == 2
 }
 
 // Close closes the database and its files.

@@ -88,6 +88,34 @@ func TestWALIsReadAndCheckpointsAreSeen(t *testing.T) {
 	}
 }
 
+// The -wal beside a database in rollback mode is not read: SQLite reads
+// none there.
+func TestNoWALInRollbackMode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.db")
+	w, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.SetMaxOpenConns(1)
+	if _, err := w.Exec(`CREATE TABLE m (s TEXT); INSERT INTO m VALUES ('a')`); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := os.ReadFile(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Exec(`PRAGMA journal_mode=DELETE; INSERT INTO m VALUES ('b')`); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+"-wal", stale, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := Count(t.Context(), path, `SELECT count(*) FROM m`); err != nil || n != 2 {
+		t.Errorf("count = %d, %v; want 2, the main file's", n, err)
+	}
+}
+
 // While a writer commits (its count of rows last), spills transactions not
 // committed yet into the WAL, shrinks the database and checkpoints as fast
 // as it can, starting the WAL over, every read that Changed does not drop

@@ -9,7 +9,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"io"
 
 	"nudge/internal/watch/agentdb"
 	"nudge/internal/watch/disk"
@@ -26,23 +25,19 @@ func Open(wal *agentdb.WAL, path string) (*agentdb.DB, error) {
 	return db, nil
 }
 
-// InWAL tells whether the database file at path is in WAL mode, read from
-// its header (bytes 18 and 19 are 2 in WAL mode). A new OpenCode database
-// starts in rollback mode and switches to WAL while OpenCode starts: that
-// switch needs an exclusive lock, and a reader holding a shared lock at that
-// moment makes OpenCode fail with "database is locked". So nothing reads a
-// database until it is in WAL mode, where readers never block OpenCode.
+// InWAL tells whether the database file at path is in WAL mode
+// (agentdb.InWAL). A new OpenCode database starts in rollback mode and
+// switches to WAL while OpenCode starts: that switch needs an exclusive
+// lock, and a reader holding a shared lock at that moment makes OpenCode
+// fail with "database is locked". So nothing reads a database until it is
+// in WAL mode, where readers never block OpenCode.
 func InWAL(path string) (bool, error) {
 	f, _, err := disk.Open(path)
 	if err != nil {
 		return false, fmt.Errorf("opencode database %s: %w", path, err)
 	}
 	defer f.Close()
-	var head [100]byte
-	if _, err := io.ReadFull(f, head[:]); err != nil {
-		return false, nil // not even a header yet: being created
-	}
-	return string(head[:16]) == "SQLite format 3\x00" && head[18] == 2 && head[19] == 2, nil
+	return agentdb.InWAL(f), nil
 }
 
 // Row is one row of the durable `event` table as a line: the `sync` payload
