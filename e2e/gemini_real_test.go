@@ -37,11 +37,38 @@ func TestRealGeminiRecovers(t *testing.T) {
 	}
 }
 
+// TestRealGeminiInScreenAndWrapRecovers is TestRealGeminiRecovers with a
+// 503 in a GNU screen window and inside `nudge wrap`: the continuation is
+// typed there, through that backend, once.
+func TestRealGeminiInScreenAndWrapRecovers(t *testing.T) {
+	for _, via := range []string{"screen", "wrap"} {
+		t.Run(via, func(t *testing.T) {
+			mode := "stream-503"
+			g := startGeminiIn(t, via, mode, mode, mode)
+			g.recovers(mode, "UNAVAILABLE")
+			var tl struct {
+				Attempts []struct{ Status, Backend string }
+			}
+			out := g.d.cli("explain", g.session(), "--json")
+			if err := json.Unmarshal([]byte(out), &tl); err != nil || len(tl.Attempts) != 1 || tl.Attempts[0].Status != "sent" || tl.Attempts[0].Backend != via {
+				t.Errorf("nudge explain: want one attempt sent through %s, got %s", via, out)
+			}
+		})
+	}
+}
+
 // geminiRecovers is TestRealGeminiRecovers for one mode, whose error text
 // carries status.
 func geminiRecovers(t *testing.T, mode, status string) {
-	g := startGemini(t, mode, mode, mode)
-	g.p.typeLine("hello", "> hello")
+	startGemini(t, mode, mode, mode).recovers(mode, status)
+}
+
+// recovers types a first prompt, whose turn fails with mode three times
+// (the error text carrying status), and checks that nudge continues it
+// once and the continuation is answered.
+func (g *geminiRun) recovers(mode, status string) {
+	t := g.t
+	g.term.typeLine("hello", "> hello")
 	g.waitTurns("the failed turn", func(ts []geminiTurn) bool {
 		return len(ts) >= 1 && ts[0].End == "error" && strings.Contains(ts[0].Content, status)
 	})
@@ -70,7 +97,7 @@ func geminiRecovers(t *testing.T, mode, status string) {
 // nudge types nothing (docs/agents/gemini.md §4, §6).
 func TestRealGeminiUsageLimitNotRetried(t *testing.T) {
 	g := startGemini(t, "429-quota")
-	g.p.typeLine("hello", "> hello")
+	g.term.typeLine("hello", "> hello")
 	g.p.waitScreen("the quota dialog", func(s string) bool {
 		return strings.Contains(s, "Usage limit reached") && strings.Contains(s, "2. Stop")
 	})
@@ -94,7 +121,7 @@ func TestRealGeminiUsageLimitNotRetried(t *testing.T) {
 // GEMINI_API_KEY) and never retried.
 func TestRealGeminiAuthToldOnce(t *testing.T) {
 	g := startGemini(t, "401")
-	g.p.typeLine("hello", "> hello")
+	g.term.typeLine("hello", "> hello")
 	g.waitTurns("the auth failure", func(ts []geminiTurn) bool {
 		return len(ts) == 1 && ts[0].End == "error" && strings.Contains(ts[0].Content, "UNAUTHENTICATED")
 	})
@@ -111,12 +138,14 @@ func TestRealGeminiAuthToldOnce(t *testing.T) {
 	}
 }
 
-// geminiRun is one test's Gemini CLI in tmux, its fake API and the daemon.
+// geminiRun is one test's Gemini CLI in its terminal, its fake API and the
+// daemon.
 type geminiRun struct {
 	t    *testing.T
 	w    *world
 	d    *daemon
-	p    *pane
+	p    *pane // the tmux pane, when the CLI runs in one
+	term interface{ typeLine(text, echo string) }
 	srv  *fakegemini.Server
 	root string // ~/.gemini of the world
 }
@@ -124,6 +153,12 @@ type geminiRun struct {
 // startGemini starts the fake Gemini API with scenario, the daemon, and
 // Gemini CLI in a tmux pane, at its empty prompt.
 func startGemini(t *testing.T, scenario ...string) *geminiRun {
+	return startGeminiIn(t, "tmux", scenario...)
+}
+
+// startGeminiIn is startGemini with the CLI in via: a tmux pane ("tmux"),
+// a GNU screen window ("screen") or `nudge wrap` in a tmux pane ("wrap").
+func startGeminiIn(t *testing.T, via string, scenario ...string) *geminiRun {
 	gemini := geminiCLI.need(t)
 	tmux := testenv.Need(t, "tmux")
 	w := newWorld(t)
@@ -136,10 +171,26 @@ func startGemini(t *testing.T, scenario ...string) *geminiRun {
 	g.d = w.startDaemon()
 
 	w.showOnFailure("chat turns", func() any { return fmt.Sprintf("%+v", g.turns()) })
-	g.p = w.startPane(tmux, 160, 45, append(w.baseEnv(), "TERM=xterm-256color",
-		"GEMINI_API_KEY=fake-key", "GOOGLE_GEMINI_BASE_URL="+baseURL, "NO_PROXY=127.0.0.1,localhost"), gemini)
-	g.p.waitScreen("the empty prompt", func(s string) bool { return strings.Contains(s, geminiPrompt) })
-	w.step("Gemini CLI at its prompt")
+	env := append(w.baseEnv(), "TERM=xterm-256color",
+		"GEMINI_API_KEY=fake-key", "GOOGLE_GEMINI_BASE_URL="+baseURL, "NO_PROXY=127.0.0.1,localhost")
+	atPrompt := func(s string) bool { return strings.Contains(s, geminiPrompt) }
+	switch via {
+	case "tmux":
+		g.p = w.startPane(tmux, 160, 45, env, gemini)
+	case "wrap":
+		g.p = w.startPane(tmux, 160, 45, append(env, "NUDGE_DATA_DIR="+w.path("data")), w.nudge, "wrap", "--", gemini)
+	case "screen":
+		s := w.startScreen(testenv.Need(t, "screen"), env, gemini)
+		s.waitScreen("the empty prompt", atPrompt)
+		g.term = s
+	default:
+		t.Fatalf("no terminal %q", via)
+	}
+	if g.p != nil {
+		g.p.waitScreen("the empty prompt", atPrompt)
+		g.term = g.p
+	}
+	w.step("Gemini CLI at its prompt in " + via)
 	return g
 }
 
@@ -219,10 +270,11 @@ func (g *geminiRun) turns() []geminiTurn {
 			json.Unmarshal(m.Content, &text)
 		}
 		switch {
+		case m.Type == "user" && strings.HasPrefix(text, "<session_context>"): // the CLI's own
 		case m.Type == "user":
 			turns = append(turns, geminiTurn{Text: text})
 		case len(turns) > 0 && turns[len(turns)-1].End == "" &&
-			(m.Type == "gemini" || m.Type == "error" || m.Type == "info" && text == "Request cancelled."):
+			(m.Type == "gemini" && text != "" || m.Type == "error" || m.Type == "info" && text == "Request cancelled."):
 			turns[len(turns)-1].End, turns[len(turns)-1].Content = m.Type, text
 		}
 	}
@@ -241,4 +293,32 @@ func (g *geminiRun) waitTurns(what string, ok func([]geminiTurn) bool) {
 // status is the session's row in `nudge status --json`.
 func (g *geminiRun) status() (sessionStatus, bool) {
 	return sessionIn(g.d.cli("status", "--json"), "gemini", g.session())
+}
+
+// TestRealGeminiDeclinedApprovalIsCancelled: while Gemini CLI asks the
+// person to approve a tool call the session is at work and nothing is
+// typed; the person declining it (Esc) cancels the turn, which is never
+// continued. The CLI's own context message that follows is not a new
+// turn (docs/agents/gemini.md §3, §6).
+func TestRealGeminiDeclinedApprovalIsCancelled(t *testing.T) {
+	g := startGemini(t, fakegemini.ModeToolApprove)
+	g.p.typeLine("hello", "> hello")
+	g.p.waitScreen("the approval dialog", func(s string) bool { return strings.Contains(s, "Allow execution of") })
+	g.w.step("the approval dialog")
+	time.Sleep(3 * time.Second)
+	if st, _ := g.status(); st.State != "working" {
+		t.Errorf("with the approval dialog open the session is %q, want working", st.State)
+	}
+	g.p.press("Escape")
+	g.waitTurns("the turn cancelled", func(ts []geminiTurn) bool {
+		return len(ts) == 1 && ts[0].End == "info" && ts[0].Content == "Request cancelled."
+	})
+	waitFor(t, "status cancelled", 15*time.Second, func() (bool, string) {
+		st, _ := g.status()
+		return st.State == "cancelled", g.d.cli("status", "--json")
+	})
+	noContinuation(t, 6*time.Second, g.turns, g.srv.Main)
+	if st, _ := g.status(); st.State != "cancelled" {
+		t.Errorf("after the context message the session is %q, want still cancelled", st.State)
+	}
 }

@@ -79,3 +79,16 @@ func TestRealCodexLegacyDraftHoldsTheContinuation(t *testing.T) {
 		return len(main) == 2 && main[1].LastUserText == continuation && c.legacyAnswered(), fmt.Sprintf("%+v", main)
 	})
 }
+
+// TestRealGeminiDraftHoldsTheContinuation: the same with Gemini CLI's
+// prompt (docs/agents/gemini.md §7).
+func TestRealGeminiDraftHoldsTheContinuation(t *testing.T) {
+	mode := "stream-503"
+	g := startGemini(t, mode, mode, mode)
+	g.p.typeLine("hello", "> hello")
+	g.waitTurns("the failed turn", func(ts []geminiTurn) bool { return len(ts) >= 1 && ts[0].End == "error" })
+	heldForDraft(t, g.d, g.p, "gemini", g.session(), func() int { return len(g.srv.Main()) })
+	g.waitTurns("the continuation answered", func(ts []geminiTurn) bool {
+		return len(ts) == 2 && ts[1].Text == continuation && ts[1].End == "gemini"
+	})
+}

@@ -25,6 +25,8 @@
 //	stream-503   200, then the 503 body as the stream's first chunk
 //	drop         the connection is closed without an answer
 //	tool-shell   200, a call of run_shell_command with {"command":"echo hi"}
+//	tool-approve 200, a call of run_shell_command that the CLI asks the
+//	             person to approve ({"command":"touch approved.txt"})
 package fakegemini
 
 import (
@@ -42,9 +44,12 @@ const (
 	ModeDrop = "drop"
 	// ModeSide is logged for requests that are not main-loop ones.
 	ModeSide = "side"
-	// ModeToolShell asks the CLI to run a shell command, which it asks
-	// the person to approve.
+	// ModeToolShell asks the CLI to run a shell command it runs without
+	// asking (one that only prints).
 	ModeToolShell = "tool-shell"
+	// ModeToolApprove asks the CLI to run a shell command it asks the
+	// person to approve (one that writes a file).
+	ModeToolApprove = "tool-approve"
 )
 
 // ReplyText is the model text of every success.
@@ -93,7 +98,7 @@ var failures = map[string]failure{
 
 // Modes lists every scenario mode, in the order of the package doc.
 func Modes() []string {
-	return []string{ModeOK, "400", "401", "500", "503", "429-quota", streamPrefix + "500", streamPrefix + "503", ModeDrop, ModeToolShell}
+	return []string{ModeOK, "400", "401", "500", "503", "429-quota", streamPrefix + "500", streamPrefix + "503", ModeDrop, ModeToolShell, ModeToolApprove}
 }
 
 // api is the Gemini API as the shared fake server plays it.
@@ -258,11 +263,11 @@ func answer(w http.ResponseWriter, rec Request, sse bool) int {
 		text = "A side answer."
 	}
 	answer := response(text)
-	if rec.Mode == ModeToolShell {
-		answer["candidates"] = []any{map[string]any{
-			"content": map[string]any{"role": "model", "parts": []any{map[string]any{"functionCall": map[string]any{
-				"name": "run_shell_command", "args": map[string]any{"command": "echo hi", "description": "Print hi."}}}}},
-			"finishReason": "STOP", "index": 0}}
+	switch rec.Mode {
+	case ModeToolShell:
+		answer["candidates"] = shellCall("echo hi", "Print hi.")
+	case ModeToolApprove:
+		answer["candidates"] = shellCall("touch approved.txt", "Make a file.")
 	}
 	if !sse {
 		fakeprovider.WriteJSON(w, http.StatusOK, []any{answer})
@@ -270,6 +275,14 @@ func answer(w http.ResponseWriter, rec Request, sse bool) int {
 	}
 	fakeprovider.StartEvents(w).Send("", answer)
 	return http.StatusOK
+}
+
+// shellCall is an answer's candidates calling run_shell_command with command.
+func shellCall(command, description string) []any {
+	return []any{map[string]any{
+		"content": map[string]any{"role": "model", "parts": []any{map[string]any{"functionCall": map[string]any{
+			"name": "run_shell_command", "args": map[string]any{"command": command, "description": description}}}}},
+		"finishReason": "STOP", "index": 0}}
 }
 
 // errorBody is f as a google.rpc.Status error body.

@@ -54,6 +54,7 @@ func TestReadComposer(t *testing.T) {
 			{file: "draft-narrow.txt", want: Composer{Seen: true, Draft: "please also fix the tests in internal/retry\nand then rerun them all with the race\ndetector on"}},
 			{file: "quota-dialog.txt", want: Composer{}},
 			{file: "overload-dialog.txt", want: Composer{}},
+			{file: "approval-dialog.txt", want: Composer{}},
 		},
 		"codex": {
 			{file: "idle.txt", want: Composer{Seen: true}},

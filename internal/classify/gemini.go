@@ -91,6 +91,11 @@ type geminiRecord struct {
 	ToolCalls []json.RawMessage `json:"toolCalls"`
 }
 
+// geminiContext starts the CLI's own context message: a user message it
+// writes at a session's start and again once the person declined a tool
+// call, never the person's (docs/agents/gemini.md §3).
+const geminiContext = "<session_context>"
+
 // geminiCancelled is the info message of a turn the person cancelled
 // (docs/agents/gemini.md §3).
 const geminiCancelled = "Request cancelled."
@@ -115,6 +120,9 @@ func (c *geminiChat) Read(line []byte) []Event {
 		text, person := geminiText(r.Content)
 		if !person {
 			return c.events(r.ID, c.event(AgentActivity, ts))
+		}
+		if strings.HasPrefix(text, geminiContext) {
+			return nil // the CLI's own, after a declined approval (§3)
 		}
 		e := c.event(UserMessage, ts)
 		e.Text = text

@@ -68,6 +68,9 @@ func TestGeminiExpected(t *testing.T) {
 				if e == nil || string(e.Kind) != kind {
 					t.Fatalf("%s: last ending %v, want %s", file, e, kind)
 				}
+				if at := lastUserMessage(events); at.After(e.Time) {
+					t.Errorf("%s: a message to the agent at %v after the last ending, at %v", file, at, e.Time)
+				}
 				gotClass, gotReset := "-", "-"
 				if e.Failure != nil {
 					gotClass = string(e.Failure.Class)

@@ -30,7 +30,7 @@ func typeThenEnter(ctx context.Context, sc Screener, w Where, text string, typeT
 	if err == nil {
 		awaitShown(ctx, sc, w, echo.Of(text), before)
 	}
-	if settle, _ := ctx.Value(pasteSettleKey{}).(time.Duration); settle > 0 {
+	if settle := pasteSettleOf(ctx); settle > 0 {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -66,6 +66,12 @@ type pasteSettleKey struct{}
 
 func withPasteSettle(ctx context.Context, d time.Duration) context.Context {
 	return context.WithValue(ctx, pasteSettleKey{}, d)
+}
+
+// pasteSettleOf is the paste settle ctx carries, 0 when none.
+func pasteSettleOf(ctx context.Context) time.Duration {
+	d, _ := ctx.Value(pasteSettleKey{}).(time.Duration)
+	return d
 }
 
 // testHookBeforeEnter, when set (tests only, through NUDGE_TEST_ENTER_GAP

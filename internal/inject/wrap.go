@@ -98,7 +98,7 @@ func (x *Wrap) Send(ctx context.Context, w Where, text string) error {
 	if err := wraps(info, agent); err != nil {
 		return err
 	}
-	err = c.Type(ctx, w.PanePID, text, PresentFor)
+	err = c.Type(ctx, w.PanePID, text, PresentFor, pasteSettleOf(ctx))
 	switch {
 	case errors.Is(err, wrap.ErrInUse):
 		return refuse(ErrPresent, "nudge wrap %s: the person started typing as nudge was about to; nothing typed", w.Server)

@@ -185,7 +185,7 @@ func TestWrapRefuses(t *testing.T) {
 	if err := b.Send(ctx, other, "x"); !errors.Is(err, ErrOtherProcess) {
 		t.Errorf("Send to a wrapper of another command: %v, want ErrOtherProcess", err)
 	}
-	if err := wrap.NewClient(w.socket).Type(ctx, pid+1, "x", 0); !errors.Is(err, wrap.ErrOtherChild) {
+	if err := wrap.NewClient(w.socket).Type(ctx, pid+1, "x", 0, 0); !errors.Is(err, wrap.ErrOtherChild) {
 		t.Errorf("the wrapper typed for another pid: %v", err)
 	}
 	if got, _ := os.ReadFile(filepath.Join(w.dir, "out")); len(got) != 0 {

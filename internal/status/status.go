@@ -130,20 +130,33 @@ type Session struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
+// stateWords are the session states (retry.States) as the person reads
+// them (docs/behaviour.md §6); views add the times they count down to.
+// TestEveryStateHasWords holds it to retry.States.
+var stateWords = map[string]string{
+	"":                 "watching",
+	"working":          "working",
+	"finished":         "finished",
+	"failed":           "failed",
+	"retrying":         "retrying",
+	"waiting_box":      "waiting for a box",
+	"waiting_you":      "waiting for you",
+	"waiting_provider": "waiting for the provider",
+	"usage_limit":      "usage limit",
+	"needs_signin":     "needs sign-in",
+	"cancelled":        "cancelled",
+	"gave_up":          "gave up",
+}
+
+// busyStates are the states in which nudge acts on a session: a
+// continuation is pending, or due and held (retry.State.Due).
+var busyStates = map[string]bool{"retrying": true, "waiting_box": true, "waiting_you": true, "waiting_provider": true}
+
 // StateWords says a session's state as the person reads it, "gave up" for
-// gave_up (docs/behaviour.md §6); views add the times they count down to.
+// gave_up; a state of a later release reads as its name.
 func StateWords(state string) string {
-	switch state {
-	case "":
-		return "watching"
-	case "waiting_box":
-		return "waiting for a box"
-	case "waiting_you":
-		return "waiting for you"
-	case "waiting_provider":
-		return "waiting for the provider"
-	case "needs_signin":
-		return "needs sign-in"
+	if w, ok := stateWords[state]; ok {
+		return w
 	}
 	return strings.ReplaceAll(state, "_", " ")
 }
@@ -165,7 +178,7 @@ func (l Look) Words() string { return strings.ReplaceAll(string(l), "_", " ") }
 // Busy tells whether nudge is acting on the session: a continuation is
 // pending or waits for a box to close.
 func (s Session) Busy() bool {
-	return s.State == "retrying" || s.State == "waiting_box" || s.State == "waiting_you" || s.State == "waiting_provider"
+	return busyStates[s.State]
 }
 
 // CannotSave tells that the running daemon's store refuses writes.

@@ -3,6 +3,8 @@ package status
 import (
 	"testing"
 	"time"
+
+	"nudge/internal/retry"
 )
 
 // The overall look: unread entries, a session that needs sign-in or a
@@ -33,5 +35,22 @@ func TestOverall(t *testing.T) {
 	}
 	if w := NeedsAttention.Words(); w != "needs attention" {
 		t.Errorf("needs_attention said %q", w)
+	}
+}
+
+// TestEveryStateHasWords holds the views' tables to retry.States: every
+// state has its words, and a session is busy exactly when its state has a
+// continuation due.
+func TestEveryStateHasWords(t *testing.T) {
+	if len(stateWords) != len(retry.States)+1 { // and "" (watching)
+		t.Errorf("%d states have words, %d states", len(stateWords)-1, len(retry.States))
+	}
+	for _, st := range retry.States {
+		if w, ok := stateWords[string(st)]; !ok || w == "" {
+			t.Errorf("state %s has no words", st)
+		}
+		if got := (Session{State: string(st)}).Busy(); got != st.Due() {
+			t.Errorf("state %s: Busy() = %v, Due() = %v", st, got, st.Due())
+		}
 	}
 }

@@ -56,15 +56,20 @@ type Info struct {
 
 // typeRequest asks the wrapper to type Text then Enter into ChildPID's
 // terminal, unless the person pressed a key within QuietFor or has keys
-// unsent.
+// unsent. Enter waits Settle once the text shows: an agent that takes an
+// Enter soon after a paste as a new line needs it (classify.Agent.PasteSettle).
 type typeRequest struct {
 	ChildPID int           `json:"child_pid"`
 	Text     string        `json:"text"`
 	QuietFor time.Duration `json:"quiet_for"`
+	Settle   time.Duration `json:"settle,omitempty"`
 }
 
 // maxText bounds a typed text.
 const maxText = 1 << 20
+
+// maxSettle bounds the wait before Enter, in which the person's keys wait.
+const maxSettle = 2 * time.Second
 
 // maxTypeBody bounds a type request: JSON may spell each byte of the text
 // in up to six ("\u001b").
@@ -166,7 +171,7 @@ type keyboard interface {
 	info() Info
 	// typeText types text then Enter for childPID, or says why not
 	// (ErrChildGone, ErrOtherChild, ErrInUse).
-	typeText(childPID int, text string, quietFor time.Duration) error
+	typeText(childPID int, text string, quietFor, settle time.Duration) error
 }
 
 // serve answers requests on ln until the returned stop is called; stop
@@ -188,7 +193,7 @@ func serve(ln net.Listener, path string, k keyboard, log *slog.Logger) (stop fun
 			http.Error(w, fmt.Sprintf("text must be 1 to %d bytes", maxText), http.StatusBadRequest)
 			return
 		}
-		err := k.typeText(req.ChildPID, req.Text, req.QuietFor)
+		err := k.typeText(req.ChildPID, req.Text, req.QuietFor, req.Settle)
 		switch {
 		case err == nil:
 			w.WriteHeader(http.StatusNoContent)
@@ -236,8 +241,8 @@ func (c *Client) Who(ctx context.Context) (Info, error) {
 // Type asks the wrapper to type text then Enter into its terminal, if it
 // still runs childPID and the person pressed no key within quietFor and
 // left none unsent.
-func (c *Client) Type(ctx context.Context, childPID int, text string, quietFor time.Duration) error {
-	return c.do(ctx, http.MethodPost, "/type", typeRequest{ChildPID: childPID, Text: text, QuietFor: quietFor}, nil)
+func (c *Client) Type(ctx context.Context, childPID int, text string, quietFor, settle time.Duration) error {
+	return c.do(ctx, http.MethodPost, "/type", typeRequest{ChildPID: childPID, Text: text, QuietFor: quietFor, Settle: settle}, nil)
 }
 
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {

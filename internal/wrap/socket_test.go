@@ -20,7 +20,7 @@ type typed struct{ text string }
 
 func (k *typed) info() Info { return Info{ChildPID: 7} }
 
-func (k *typed) typeText(_ int, text string, quietFor time.Duration) error {
+func (k *typed) typeText(_ int, text string, quietFor, _ time.Duration) error {
 	if quietFor > time.Hour {
 		return ErrInUse
 	}
@@ -42,16 +42,16 @@ func TestTypeTakesTheLongestEscapedText(t *testing.T) {
 	defer stop()
 
 	text := strings.Repeat("<\x1b", maxText/2)
-	if err := NewClient(path).Type(context.Background(), 7, text, 0); err != nil {
+	if err := NewClient(path).Type(context.Background(), 7, text, 0, 0); err != nil {
 		t.Fatalf("Type(%d escaped bytes): %v", len(text), err)
 	}
 	if k.text != text {
 		t.Errorf("typed %d bytes, want the %d sent", len(k.text), len(text))
 	}
-	if err := NewClient(path).Type(context.Background(), 7, text+"x", 0); err == nil {
+	if err := NewClient(path).Type(context.Background(), 7, text+"x", 0, 0); err == nil {
 		t.Error("Type(maxText+1 bytes) was taken")
 	}
-	if err := NewClient(path).Type(context.Background(), 7, "x", 2*time.Hour); !errors.Is(err, ErrInUse) {
+	if err := NewClient(path).Type(context.Background(), 7, "x", 2*time.Hour, 0); !errors.Is(err, ErrInUse) {
 		t.Errorf("a refusal for a person at the keyboard came back as %v, want ErrInUse", err)
 	}
 }

@@ -297,7 +297,7 @@ func (s *session) info() Info {
 // chunk can take the "\r" as part of a paste (docs/platform.md §7). The
 // person's keys wait meanwhile, so none lands between the two; nothing is
 // typed if they have keys unsent or pressed one within quietFor.
-func (s *session) typeText(childPID int, text string, quietFor time.Duration) error {
+func (s *session) typeText(childPID int, text string, quietFor, settle time.Duration) error {
 	if childPID != s.cmd.Process.Pid {
 		return fmt.Errorf("%w: pid %d, not %d", ErrOtherChild, s.cmd.Process.Pid, childPID)
 	}
@@ -321,6 +321,9 @@ func (s *session) typeText(childPID int, text string, quietFor time.Duration) er
 	select {
 	case <-shown:
 	case <-time.After(echo.Wait):
+	}
+	if settle > 0 {
+		time.Sleep(min(settle, maxSettle)) // the person's keys wait too: nothing comes between
 	}
 	if _, err := s.ptmx.Write([]byte("\r")); err != nil {
 		return fmt.Errorf("press Enter in %s: %w", s.tty, err)
