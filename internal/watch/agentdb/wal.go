@@ -21,7 +21,7 @@ import (
 // takes: after a header whose checksum holds, each frame whose salts are
 // the header's and whose running checksum holds, up to the last one that
 // commits. A log started over has a new header: it is read from its start
-// again.
+// again. A WAL serves one reader at a time.
 type WAL struct {
 	main, log os.FileInfo // the files the frames are of
 	head      [walHeader]byte
