@@ -49,18 +49,16 @@ func BenchmarkClaudeTranscript(b *testing.B) {
 	}
 }
 
-// claudeBusyLines are the records of a Claude Code session at work, as a
-// busy daemon reads them (docs/performance.md §3): the lines of
-// interactive-main.jsonl that give agent_activity and nothing else
-// (answers, tool calls, tool results, API requests), neither a person's
-// prompt nor a turn's end.
-func claudeBusyLines(b *testing.B) (lines [][]byte, size int64) {
+// busyLines are the records of a session at work, as a busy daemon reads
+// them (docs/performance.md §3): the lines of a sample that give
+// agent_activity and nothing else (answers, tool calls, tool results, API
+// requests), neither a person's prompt nor a turn's end, as r reads them.
+func busyLines(b *testing.B, sample string, r interface{ Read([]byte) []Event }) (lines [][]byte, size int64) {
 	b.Helper()
-	data, err := os.ReadFile(samples.Dir("claude", "interactive-main.jsonl"))
+	data, err := os.ReadFile(sample)
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := newClaudeReader("projects/-p/s.jsonl", nil)
 	for l := range bytes.Lines(data) {
 		l = bytes.TrimSuffix(l, []byte("\n"))
 		events := r.Read(l)
@@ -70,22 +68,38 @@ func claudeBusyLines(b *testing.B) (lines [][]byte, size int64) {
 		}
 	}
 	if len(lines) == 0 {
-		b.Fatal("no records of work in interactive-main.jsonl")
+		b.Fatalf("no records of work in %s", sample)
 	}
 	return lines, size
 }
 
-// BenchmarkClaudeBusy reads the records of a session at work.
-func BenchmarkClaudeBusy(b *testing.B) {
-	lines, size := claudeBusyLines(b)
+// benchmarkBusy reads the records of work of a sample again and again.
+func benchmarkBusy(b *testing.B, sample string, newReader func() interface{ Read([]byte) []Event }) {
+	lines, size := busyLines(b, sample, newReader())
 	b.SetBytes(size)
 	b.ReportAllocs()
-	r := newClaudeReader("projects/-p/s.jsonl", nil)
+	r := newReader()
 	for b.Loop() {
 		for _, l := range lines {
 			r.Read(l)
 		}
 	}
+}
+
+// BenchmarkClaudeBusy reads the records of a Claude Code session at work
+// (interactive-main.jsonl).
+func BenchmarkClaudeBusy(b *testing.B) {
+	benchmarkBusy(b, samples.Dir("claude", "interactive-main.jsonl"), func() interface{ Read([]byte) []Event } {
+		return newClaudeReader("projects/-p/s.jsonl", nil)
+	})
+}
+
+// BenchmarkCodexBusy reads the records of a Codex session at work
+// (tui-session-full.jsonl, the rollout make bench writes).
+func BenchmarkCodexBusy(b *testing.B) {
+	benchmarkBusy(b, samples.Dir("codex", "tui-session-full.jsonl"), func() interface{ Read([]byte) []Event } {
+		return newCodexRollout("sessions/2026/11/30/rollout-x.jsonl", nil)
+	})
 }
 
 // BenchmarkDecodeEveryLine is the naive reader the transcript reader is

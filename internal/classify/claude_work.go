@@ -77,12 +77,12 @@ func claudeMessageModel(m []byte, model *string) bool {
 	seen := false
 	for key, value := range jsonscan.Members(m) {
 		if string(key) != "model" {
-			if !claudeOtherKey(key, claudeModelKey) {
+			if !otherKey(key, claudeModelKey) {
 				return false
 			}
 			continue
 		}
-		if seen || !claudePlainString(value) {
+		if seen || !plainString(value) {
 			return false
 		}
 		seen, *model = true, string(value[1:len(value)-1])
@@ -132,7 +132,7 @@ func claudeOnlyToolResults(message []byte) bool {
 }
 
 // claudeOneKey returns the value of key in the object obj when obj holds
-// no other key that may be decoded as one of fields (claudeOtherKey); key
+// no other key that may be decoded as one of fields (otherKey); key
 // written twice is such a key. A missing key gives nil.
 func claudeOneKey(obj []byte, key string, fields map[string]bool) ([]byte, bool) {
 	var value []byte
@@ -140,7 +140,7 @@ func claudeOneKey(obj []byte, key string, fields map[string]bool) ([]byte, bool)
 		switch {
 		case string(k) == key && value == nil:
 			value = v
-		case !claudeOtherKey(k, fields):
+		case !otherKey(k, fields):
 			return nil, false
 		}
 	}
@@ -181,14 +181,14 @@ func claudePlain(line []byte, typ string, message func([]byte) bool, r *claudeRe
 				return false
 			}
 		default:
-			if !claudeOtherKey(key, claudeRecordKeys) {
+			if !otherKey(key, claudeRecordKeys) {
 				return false
 			}
 		}
 		if n < 0 {
 			continue
 		}
-		if fields[n] != nil || !claudePlainString(value) {
+		if fields[n] != nil || !plainString(value) {
 			return false
 		}
 		fields[n] = value[1 : len(value)-1]
@@ -200,10 +200,10 @@ func claudePlain(line []byte, typ string, message func([]byte) bool, r *claudeRe
 	return true
 }
 
-// claudeOtherKey tells a key that sets none of fields (claudeKeys): plain
+// otherKey tells a key that sets none of fields (claudeKeys): plain
 // ASCII (no escape, nothing that folds into a letter) and no field's name
 // in any case.
-func claudeOtherKey(key []byte, fields map[string]bool) bool {
+func otherKey(key []byte, fields map[string]bool) bool {
 	var lower [32]byte // longer than any field's name
 	for i, c := range key {
 		if c >= utf8.RuneSelf || c == '\\' {
@@ -219,8 +219,8 @@ func claudeOtherKey(key []byte, fields map[string]bool) bool {
 	return len(key) > len(lower) || !fields[string(lower[:len(key)])]
 }
 
-// claudePlainString tells a JSON string whose bytes between the quotes are
+// plainString tells a JSON string whose bytes between the quotes are
 // its value.
-func claudePlainString(value []byte) bool {
+func plainString(value []byte) bool {
 	return len(value) >= 2 && value[0] == '"' && bytes.IndexByte(value, '\\') < 0 && utf8.Valid(value)
 }

@@ -165,12 +165,29 @@ func codexText(parts []codexPart) string {
 	return strings.Join(texts, "\n")
 }
 
-// Read classifies one rollout line.
+// Read classifies one rollout line: a line of work read without decoding
+// it (codexWork), any other decoded.
 func (t *codexRollout) Read(line []byte) []Event {
+	var r codexRecord
+	if codexWork(line, &r) {
+		return t.apply(&r)
+	}
+	return t.decoded(line)
+}
+
+// decoded classifies a line that must be decoded. Its record is its own:
+// the decoder holds it as an interface, which would move every line's
+// record to the heap, read without decoding or not.
+func (t *codexRollout) decoded(line []byte) []Event {
 	var r codexRecord
 	if !decodeRecord(line, &r) {
 		return nil
 	}
+	return t.apply(&r)
+}
+
+// apply classifies a record.
+func (t *codexRollout) apply(r *codexRecord) []Event {
 	if len(r.Ordinal) > 0 && string(r.Ordinal) != "null" {
 		t.modern = true
 	}

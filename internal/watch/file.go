@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"nudge/internal/watch/agentdb"
 )
 
 // FileID tells whether a path still names the file a position was taken in.
@@ -178,7 +180,10 @@ type reading struct {
 	// checkpoint: the next read emits the position even when it reads no line.
 	checkpoint bool
 	bad        *badLines // skipped lines, once there are some
-	dbRead     time.Time // a database (opencode_db.go): when it was last read
+	// a database (opencode_db.go): when it was last read, and what its
+	// reads learned of its WAL
+	dbRead time.Time
+	dbWAL  *agentdb.WAL
 }
 
 // commitPoint is a position of a tail with the identity of its file.

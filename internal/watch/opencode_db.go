@@ -80,7 +80,9 @@ func (*databaseSource) lasting() bool    { return true }
 
 // read emits the event rows written since t's position; fi describes the
 // database file. One short read per call: the connection is closed before
-// it returns, so no read transaction pins OpenCode's WAL (§2.1).
+// it returns, so no read transaction pins OpenCode's WAL (§2.1); what it
+// learned of the WAL is kept for the next (agentdb.WAL), which reads only
+// the frames committed since.
 func (d *databaseSource) read(ctx context.Context, t *tail, fi os.FileInfo) {
 	w := d.w
 	d.wake() // an OpenCode process is at work: it may run a server
@@ -103,7 +105,10 @@ func (d *databaseSource) read(ctx context.Context, t *tail, fi os.FileInfo) {
 		w.log.Debug("OpenCode database not in WAL mode yet; not reading it", "path", t.path)
 		return
 	}
-	db, err := opencode.Open(t.path)
+	if t.dbWAL == nil {
+		t.dbWAL = new(agentdb.WAL)
+	}
+	db, err := opencode.Open(t.dbWAL, t.path)
 	if err != nil {
 		w.problem(t.path, "cannot open database", err)
 		return

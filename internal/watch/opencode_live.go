@@ -15,6 +15,7 @@ import (
 
 	"nudge/internal/classify"
 	"nudge/internal/proc"
+	"nudge/internal/watch/agentdb"
 	"nudge/internal/watch/opencode"
 )
 
@@ -462,7 +463,7 @@ func sessionFolder(ctx context.Context, path, id string) (string, error) {
 	} else if !wal {
 		return "", fmt.Errorf("database %s is not in WAL mode yet", path)
 	}
-	db, err := opencode.Open(path)
+	db, err := opencode.Open(new(agentdb.WAL), path)
 	if err != nil {
 		return "", err
 	}

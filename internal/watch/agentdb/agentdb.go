@@ -4,7 +4,7 @@
 // again. So what is read is what was checked (a regular file, opened
 // without waiting: a FIFO swapped in is refused, never waited on), nothing
 // is created beside the database (no -wal, no -shm: the WAL index is kept
-// in memory), and no lock is taken that the agent could wait on
+// in memory, from one read to the next: WAL), and no lock is taken that the agent could wait on
 // (docs/security.md#files).
 package agentdb
 
@@ -81,22 +81,25 @@ func (d *DB) Changed() bool {
 // Open opens the database at path and its -wal, if any, for reading: each
 // once, and only a regular file. A missing database is an error wrapping
 // fs.ErrNotExist.
-func Open(path string) (*DB, error) {
-	main, _, err := disk.Open(path)
+func Open(path string) (*DB, error) { return new(WAL).Open(path) }
+
+// Open is the package's Open, reading of the -wal only the frames x has
+// not read yet.
+func (x *WAL) Open(path string) (*DB, error) {
+	main, mainInfo, err := disk.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
 	d := &DB{files: []*os.File{main}}
-	files := layer{mainName: main}
-	wal, _, err := disk.Open(path + walSuffix)
-	switch {
+	var log *os.File
+	var logInfo os.FileInfo
+	switch f, fi, err := disk.Open(path + walSuffix); {
 	case err == nil:
-		d.files = append(d.files, wal)
-		files[mainName+walSuffix] = wal
+		log, logInfo = f, fi
+		d.files = append(d.files, log)
 	case errors.Is(err, fs.ErrNotExist):
 		// SQLite reads a database in WAL mode only with a WAL: an empty
 		// one, as the agent's would be after a checkpoint.
-		files[mainName+walSuffix] = nil
 	default:
 		d.closeFiles()
 		return nil, fmt.Errorf("database %s: %w", path, err)
@@ -105,6 +108,16 @@ func Open(path string) (*DB, error) {
 		d.closeFiles()
 		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
+	if !InWAL(main) {
+		// SQLite reads no -wal beside a database in rollback mode.
+		log, logInfo = nil, nil
+	}
+	if err := x.update(log, mainInfo, logInfo, d.stamp.walHead); err != nil {
+		d.closeFiles()
+		return nil, fmt.Errorf("database %s: %w", path, err)
+	}
+	// SQLite reads the log's frames from the overlay, and an empty log.
+	files := layer{mainName: {main: main, log: log, info: mainInfo, pageSize: x.pageSize, pages: x.pages}, mainName + walSuffix: nil}
 	name, l, err := vfs.New(files)
 	if err != nil {
 		d.closeFiles()
@@ -120,6 +133,15 @@ func Open(path string) (*DB, error) {
 	}
 	d.SetMaxOpenConns(1) // one connection: the files' offsets are its alone
 	return d, nil
+}
+
+// InWAL tells whether the database file main is in WAL mode, read from
+// its header: SQLite's magic, and bytes 18 and 19 are 2. A file too short
+// for a header, being created, is not.
+func InWAL(main io.ReaderAt) bool {
+	var head [100]byte
+	_, err := main.ReadAt(head[:], 0)
+	return err == nil && string(head[:16]) == "SQLite format 3\x00" && head[18] == 2 && head[19] == 2
 }
 
 // Close closes the database and its files.
@@ -158,26 +180,22 @@ func Count(ctx context.Context, path, query string, args ...any) (int, error) {
 	return n, nil
 }
 
-// layer is the file system SQLite reads: the opened files by name, nil
-// for an empty one.
-type layer map[string]*os.File
+// layer is the file system SQLite reads: each name's overlay, nil for an
+// empty file. Each open of a name reads from its own offset.
+type layer map[string]*overlay
 
 func (l layer) Open(name string) (fs.File, error) {
-	f, ok := l[name]
+	o, ok := l[name]
 	switch {
 	case !ok:
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
-	case f == nil:
+	case o == nil:
 		return empty{bytes.NewReader(nil)}, nil
 	}
-	return opened{f}, nil
+	c := *o
+	c.off = 0
+	return &c, nil
 }
-
-// opened is an opened file as SQLite reads it: its own Close is Open's
-// business (DB.Close), so that a connection reopened reads the same file.
-type opened struct{ *os.File }
-
-func (opened) Close() error { return nil }
 
 // empty is a file with nothing in it.
 type empty struct{ *bytes.Reader }
@@ -196,6 +214,6 @@ func (emptyInfo) Sys() any           { return nil }
 
 // The layer's files are read by seeking (vfs).
 var (
-	_ io.Seeker = opened{}
+	_ io.Seeker = (*overlay)(nil)
 	_ io.Seeker = empty{}
 )

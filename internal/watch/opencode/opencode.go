@@ -9,39 +9,35 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"io"
 
 	"nudge/internal/watch/agentdb"
 	"nudge/internal/watch/disk"
 )
 
 // Open opens the database at path for reading, with the rows of its WAL
-// as they were when it opened (agentdb; docs/agents/opencode.md §2.1).
-func Open(path string) (*agentdb.DB, error) {
-	db, err := agentdb.Open(path)
+// as they were when it opened (agentdb; docs/agents/opencode.md §2.1):
+// reading of the WAL what wal, which the reads before kept, has not read.
+func Open(wal *agentdb.WAL, path string) (*agentdb.DB, error) {
+	db, err := wal.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("opencode %w", err)
 	}
 	return db, nil
 }
 
-// InWAL tells whether the database file at path is in WAL mode, read from
-// its header (bytes 18 and 19 are 2 in WAL mode). A new OpenCode database
-// starts in rollback mode and switches to WAL while OpenCode starts: that
-// switch needs an exclusive lock, and a reader holding a shared lock at that
-// moment makes OpenCode fail with "database is locked". So nothing reads a
-// database until it is in WAL mode, where readers never block OpenCode.
+// InWAL tells whether the database file at path is in WAL mode
+// (agentdb.InWAL). A new OpenCode database starts in rollback mode and
+// switches to WAL while OpenCode starts: that switch needs an exclusive
+// lock, and a reader holding a shared lock at that moment makes OpenCode
+// fail with "database is locked". So nothing reads a database until it is
+// in WAL mode, where readers never block OpenCode.
 func InWAL(path string) (bool, error) {
 	f, _, err := disk.Open(path)
 	if err != nil {
 		return false, fmt.Errorf("opencode database %s: %w", path, err)
 	}
 	defer f.Close()
-	var head [100]byte
-	if _, err := io.ReadFull(f, head[:]); err != nil {
-		return false, nil // not even a header yet: being created
-	}
-	return string(head[:16]) == "SQLite format 3\x00" && head[18] == 2 && head[19] == 2, nil
+	return agentdb.InWAL(f), nil
 }
 
 // Row is one row of the durable `event` table as a line: the `sync` payload
@@ -120,7 +116,7 @@ const allPage = 1024
 // lines, in the order they were written: a whole database read at once
 // (`nudge classify`). Rows read before an error are returned with it.
 func AllEvents(ctx context.Context, path string) ([][]byte, error) {
-	db, err := Open(path)
+	db, err := Open(new(agentdb.WAL), path)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"nudge/internal/proc"
 	"nudge/internal/samples"
+	"nudge/internal/watch/agentdb"
 	"nudge/internal/watch/opencode/opencodetest"
 )
 
@@ -137,7 +138,7 @@ func TestFindServer(t *testing.T) {
 }
 
 func TestSessionFolder(t *testing.T) {
-	db, err := Open(samples.Dir("opencode", "ok.opencode.db"))
+	db, err := Open(new(agentdb.WAL), samples.Dir("opencode", "ok.opencode.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
